@@ -1,0 +1,73 @@
+#!/bin/busybox sh
+# rmapbench guest init: set up the guest, report its state, run /plan,
+# power off.  Everything the harness reads is behind an RMB- prefix:
+#   RMB-BEGIN name / RMB-END name   a verbatim section (a /proc file)
+#   RMB-STEP n/m cmd                a plan step starts
+#   RMB-STEP-END n rc=R ms=T        it ended
+#   RMB-DONE rc=R                   the plan ended (R: failed steps)
+# Plan lines: 'run PROGRAM ARGS...' runs /bench/PROGRAM; 'info' prints the
+# state sections; 'sh CMD...' runs a shell command; '#' lines are skipped.
+
+/bin/busybox mkdir -p /proc /sys /dev /tmp /sbin /usr/bin /usr/sbin
+/bin/busybox --install -s
+mount -t proc proc /proc
+mount -t sysfs sysfs /sys
+mount -t devtmpfs devtmpfs /dev
+mount -t tmpfs tmpfs /tmp
+export PATH=/bench:/bin:/sbin:/usr/bin:/usr/sbin
+
+section() {
+	echo "RMB-BEGIN $1"
+	cat "$2" 2>&1
+	echo "RMB-END $1"
+}
+
+info() {
+	section rmapbench /proc/rmapbench
+	section meminfo /proc/meminfo
+	section vmstat /proc/vmstat
+	section slabinfo /proc/slabinfo
+	section swaps /proc/swaps
+}
+
+now_ms() {
+	awk '{ printf "%d", $1 * 1000 }' /proc/uptime
+}
+
+swap_on() {
+	if [ -b /dev/vda ]; then
+		mkswap /dev/vda >/dev/null && swapon /dev/vda &&
+			echo "RMB-SWAP /dev/vda" && return
+		echo "RMB-SWAP failed"
+	else
+		echo "RMB-SWAP none"
+	fi
+}
+
+# Workloads create VMAs by the hundred thousand.
+echo 1048576 >/proc/sys/vm/max_map_count
+swap_on
+echo "RMB-CMDLINE $(cat /proc/cmdline)"
+
+failed=0
+total=$(grep -cv '^[[:space:]]*\(#\|$\)' /plan 2>/dev/null || echo 0)
+n=0
+while read -r verb rest; do
+	case "$verb" in ''|'#'*) continue ;; esac
+	n=$((n + 1))
+	echo "RMB-STEP $n/$total $verb $rest"
+	start=$(now_ms)
+	case "$verb" in
+	info) info ;;
+	run) set -- $rest; prog=$1; shift; "/bench/$prog" "$@" ;;
+	sh) sh -c "$rest" ;;
+	*) echo "RMB-ERROR {\"message\":\"unknown plan verb '$verb'\"}"; false ;;
+	esac
+	rc=$?
+	[ $rc -eq 0 ] || failed=$((failed + 1))
+	echo "RMB-STEP-END $n rc=$rc ms=$(($(now_ms) - start))"
+done </plan
+
+sync
+echo "RMB-DONE rc=$failed"
+reboot -f

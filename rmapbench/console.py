@@ -1,0 +1,151 @@
+"""Reading a guest's serial console: faults, sections, steps, results.
+
+The guest init (bench/init.sh) and the workloads write lines behind an
+RMB- prefix; everything else is the kernel's.  Kernel messages may be
+interleaved with ours, so each line is judged on its own.
+"""
+
+import json
+import re
+from dataclasses import dataclass, field
+
+# A console line matching any of these marks the boot failed: the kernel
+# is broken, whatever the workload printed.
+FAULT_PATTERNS = [
+    (re.compile(r"\bBUG[: ]|kernel BUG at"), "BUG"),
+    (re.compile(r"\bWARNING:"), "WARNING"),
+    (re.compile(r"\bOops\b"), "Oops"),
+    (re.compile(r"Kernel panic"), "panic"),
+    (re.compile(r"general protection fault"), "general protection fault"),
+    (re.compile(r"Bad page"), "Bad page"),
+    (re.compile(r"soft lockup"), "soft lockup"),
+    (re.compile(r"blocked for more than \d+ seconds"), "hung task"),
+    (re.compile(r"Unable to handle kernel"), "kernel fault"),
+    (re.compile(r"\[ cut here \]"), "cut here"),
+    (re.compile(r"rcu.*detected stalls"), "RCU stall"),
+    (re.compile(r"\bsegfault at\b"), "user segfault"),
+]
+EXCERPT_LINES = 40
+
+
+@dataclass
+class Fault:
+    kind: str
+    line_number: int
+    excerpt: str
+
+
+@dataclass
+class Step:
+    number: int
+    command: str
+    rc: int | None = None
+    ms: int | None = None
+    results: list[dict] = field(default_factory=list)
+    errors: list[dict] = field(default_factory=list)
+
+
+@dataclass
+class Console:
+    """What one boot's console said."""
+    sections: dict[str, list[str]] = field(default_factory=dict)
+    steps: list[Step] = field(default_factory=list)
+    faults: list[Fault] = field(default_factory=list)
+    done_rc: int | None = None
+    swap: str | None = None
+    bad_lines: list[str] = field(default_factory=list)
+
+    def section_pairs(self, name: str) -> dict[str, str]:
+        """A 'name value' section (/proc/vmstat, /proc/rmapbench)."""
+        pairs = {}
+        for line in self.sections.get(name, []):
+            parts = line.split()
+            if len(parts) == 2:
+                pairs[parts[0]] = parts[1]
+        return pairs
+
+    def meminfo_kb(self) -> dict[str, int]:
+        """/proc/meminfo as name -> kB (or pages for the unit-less)."""
+        values = {}
+        for line in self.sections.get("meminfo", []):
+            name, _, rest = line.partition(":")
+            if rest.split():
+                values[name.strip()] = int(rest.split()[0])
+        return values
+
+
+def find_faults(lines: list[str]) -> list[Fault]:
+    """Every line that shows a kernel fault, with context around it."""
+    faults = []
+    for i, line in enumerate(lines):
+        if line.startswith("RMB-"):
+            continue
+        for pattern, kind in FAULT_PATTERNS:
+            if pattern.search(line):
+                lo, hi = max(0, i - 5), min(len(lines), i + EXCERPT_LINES)
+                faults.append(Fault(kind, i + 1, "\n".join(lines[lo:hi])))
+                break
+    return faults
+
+
+def parse_json_line(payload: str, console: Console) -> dict | None:
+    try:
+        value = json.loads(payload)
+    except json.JSONDecodeError:
+        console.bad_lines.append(payload)
+        return None
+    if not isinstance(value, dict):
+        console.bad_lines.append(payload)
+        return None
+    return value
+
+
+def current_step(console: Console) -> Step:
+    """The step a result line belongs to (step 0 before any step)."""
+    if not console.steps:
+        console.steps.append(Step(0, "(before plan)"))
+    return console.steps[-1]
+
+
+def handle_marker(line: str, console: Console) -> None:
+    """One RMB- line outside a section."""
+    tag, _, rest = line.partition(" ")
+    if tag == "RMB-STEP":
+        number, _, command = rest.partition(" ")
+        console.steps.append(Step(int(number.split("/")[0]), command))
+    elif tag == "RMB-STEP-END":
+        fields = dict(kv.split("=", 1) for kv in rest.split()[1:])
+        step = current_step(console)
+        step.rc, step.ms = int(fields["rc"]), int(fields["ms"])
+    elif tag in ("RMB-RESULT", "RMB-ERROR"):
+        value = parse_json_line(rest, console)
+        if value is not None:
+            step = current_step(console)
+            (step.results if tag == "RMB-RESULT" else step.errors).append(
+                value)
+    elif tag == "RMB-DONE":
+        console.done_rc = int(rest.split("=", 1)[1])
+    elif tag == "RMB-SWAP":
+        console.swap = rest
+
+
+def parse(text: str) -> Console:
+    """Parse a whole console log."""
+    lines = text.replace("\r", "").splitlines()
+    console = Console(faults=find_faults(lines))
+    section = None
+    for line in lines:
+        if section is not None:
+            if line == f"RMB-END {section}":
+                section = None
+            else:
+                console.sections[section].append(line)
+        elif line.startswith("RMB-BEGIN "):
+            section = line.split(" ", 1)[1]
+            console.sections[section] = []
+        elif line.startswith("RMB-"):
+            try:
+                handle_marker(line, console)
+            except (ValueError, KeyError, IndexError):
+                console.bad_lines.append(line)
+    return console

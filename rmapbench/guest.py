@@ -1,0 +1,88 @@
+"""Running a plan in a guest: image -> boot -> console -> verdict."""
+
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from . import console as consolemod
+from . import image, paths, qemu
+from .errors import UserError
+
+PROBE_TIMEOUT_S = 25.0
+
+
+@dataclass
+class GuestRun:
+    stack: str
+    arch: str
+    boot: qemu.BootResult
+    console: consolemod.Console
+    failure: str | None      # None: the plan ran to its end, no fault
+
+
+def verdict(boot: qemu.BootResult, con: consolemod.Console) -> str | None:
+    """Why this boot failed, or None.  Kernel faults come first."""
+    if con.faults:
+        kinds = sorted({f.kind for f in con.faults})
+        return f"kernel fault ({', '.join(kinds)}) at console line " \
+               f"{con.faults[0].line_number}"
+    if boot.timed_out:
+        return f"timed out after {boot.seconds:.0f}s"
+    if con.done_rc is None:
+        return "guest stopped before the end of its plan " \
+               f"(qemu exit {boot.qemu_rc})"
+    failed = [s for s in con.steps if s.rc not in (0, None) or s.errors]
+    if failed:
+        return "failed step(s): " + ", ".join(
+            f"{s.number} '{s.command}' rc={s.rc}" for s in failed)
+    return None
+
+
+def run_plan(stack: str, arch: str, plan: str, log: Path, mem_mb: int,
+             timeout_s: float, swap_mb: int = 0, accel: str = "tcg",
+             smp: int = 1, append: str = "") -> GuestRun:
+    """Boot stack's kernel for arch with plan; the console goes to log."""
+    kernel = paths.kernel_image(stack, arch)
+    if not kernel.exists():
+        raise UserError(f"no {stack} kernel for {arch} at {kernel}: run "
+                        f"'harness.py build --stack {stack} --arch {arch}'")
+    base = image.build_image(arch)
+    with tempfile.TemporaryDirectory(prefix="rmapbench-initrd-",
+                                     dir=paths.cache_dir()) as tmp:
+        initrd = image.boot_initrd(base, plan, Path(tmp) / "initrd.cpio")
+        spec = qemu.BootSpec(arch=arch, kernel=kernel, initrd=initrd,
+                             mem_mb=mem_mb, timeout_s=timeout_s,
+                             swap_mb=swap_mb, smp=smp, accel=accel,
+                             append=append)
+        boot = qemu.boot(spec, log)
+    con = consolemod.parse(log.read_text(errors="replace"))
+    return GuestRun(stack, arch, boot, con, verdict(boot, con))
+
+
+def choose_accel(requested: str) -> str:
+    """'tcg', 'kvm', or for 'auto' KVM only if a probe boot proves it.
+
+    The probe boots the anon_vma x86_64 kernel with an empty plan under
+    KVM; its outcome is remembered per host kernel and QEMU version.
+    """
+    if requested in ("tcg", "kvm"):
+        return requested
+    if requested != "auto":
+        raise UserError(f"unknown accel '{requested}': use auto, kvm or tcg")
+    if not qemu.kvm_present():
+        return "tcg"
+    usable = qemu.kvm_usable_cached()
+    if usable is None:
+        usable = probe_kvm()
+        qemu.remember_kvm(usable)
+    return "kvm" if usable else "tcg"
+
+
+def probe_kvm() -> bool:
+    stack, arch = paths.STACKS[0], "x86_64"
+    if not paths.kernel_image(stack, arch).exists():
+        return False
+    with tempfile.TemporaryDirectory(prefix="rmapbench-probe-") as tmp:
+        run = run_plan(stack, arch, "", Path(tmp) / "probe.log", mem_mb=128,
+                       timeout_s=PROBE_TIMEOUT_S, accel="kvm")
+    return run.failure is None

@@ -1,0 +1,129 @@
+"""Guest images: one initramfs per arch, the same for both stacks.
+
+The base image holds a static busybox of the arch, the guest init and the
+workloads built from bench/.  Each boot appends a tiny second cpio
+holding /plan (the kernel unpacks concatenated archives in order), so one
+base image serves every run.
+"""
+
+import hashlib
+import os
+import shutil
+import subprocess
+import tempfile
+from pathlib import Path
+
+from . import paths
+from .errors import UserError
+
+DEB_ARCH = {"i386": "i386", "x86_64": "amd64"}
+
+
+def images_dir() -> Path:
+    return paths.cache_dir() / "images"
+
+
+def busybox(arch: str) -> Path:
+    """A static busybox for arch: Debian's busybox-static of that arch."""
+    if arch == "x86_64":
+        host = Path("/bin/busybox")
+        if host.exists():
+            return host
+    target = images_dir() / f"busybox-{arch}"
+    if target.exists():
+        return target
+    return fetch_busybox(arch, target)
+
+
+def fetch_busybox(arch: str, target: Path) -> Path:
+    """apt-get download busybox-static:ARCH and unpack only its binary."""
+    work = Path(tempfile.mkdtemp(prefix="rmapbench-busybox-"))
+    try:
+        pkg = f"busybox-static:{DEB_ARCH[arch]}"
+        res = subprocess.run(["apt-get", "download", pkg], cwd=work,
+                             capture_output=True, text=True)
+        debs = list(work.glob("busybox-static_*.deb"))
+        if res.returncode != 0 or not debs:
+            raise UserError(f"cannot download {pkg}: {res.stderr.strip()} "
+                            "(run 'make setup', which adds the i386 "
+                            "architecture to dpkg)")
+        subprocess.run(["dpkg-deb", "-x", str(debs[0]), str(work / "x")],
+                       check=True)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(work / "x" / "bin" / "busybox", target)
+        return target
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def bench_binaries(arch: str) -> list[Path]:
+    """Build bench/ for arch and list its programs (none yet is fine)."""
+    if not (paths.BENCH / "Makefile").exists():
+        return []
+    res = subprocess.run(["make", "-s", "-C", str(paths.BENCH),
+                          f"ARCH={arch}"], capture_output=True, text=True)
+    if res.returncode != 0:
+        raise UserError(f"building bench/ for {arch} failed:\n"
+                        f"{res.stdout}{res.stderr}")
+    out = paths.BENCH / "out" / arch
+    return sorted(p for p in out.iterdir()
+                  if p.is_file() and os.access(p, os.X_OK))
+
+
+def stage(arch: str, root: Path) -> None:
+    """Lay out the guest's root file system in root."""
+    for d in ("bin", "bench", "dev", "proc", "sys", "tmp"):
+        (root / d).mkdir(parents=True, exist_ok=True)
+    shutil.copy2(busybox(arch), root / "bin" / "busybox")
+    shutil.copy2(paths.BENCH / "init.sh", root / "init")
+    (root / "init").chmod(0o755)
+    for prog in bench_binaries(arch):
+        shutil.copy2(prog, root / "bench" / prog.name)
+
+
+def cpio(root: Path, out: Path) -> None:
+    """Pack root as a newc cpio archive, owned by root, sorted names."""
+    names = sorted(str(p.relative_to(root)) for p in root.rglob("*"))
+    res = subprocess.run(["cpio", "-o", "-H", "newc", "-R", "0:0",
+                          "--quiet", "-O", str(out)], cwd=root,
+                         input="\n".join(names) + "\n", text=True,
+                         capture_output=True)
+    if res.returncode != 0:
+        raise UserError(f"cpio of {root} failed: {res.stderr.strip()}")
+
+
+def tree_digest(root: Path) -> str:
+    h = hashlib.sha256()
+    for p in sorted(root.rglob("*")):
+        h.update(str(p.relative_to(root)).encode() + b"\0")
+        if p.is_file():
+            h.update(p.read_bytes())
+    return h.hexdigest()[:16]
+
+
+def build_image(arch: str) -> Path:
+    """The base initramfs for arch, rebuilt only when its content changed."""
+    with tempfile.TemporaryDirectory(prefix="rmapbench-root-") as tmp:
+        root = Path(tmp)
+        stage(arch, root)
+        image = images_dir() / f"initramfs-{arch}-{tree_digest(root)}.cpio"
+        if not image.exists():
+            image.parent.mkdir(parents=True, exist_ok=True)
+            partial = image.with_suffix(".part")
+            cpio(root, partial)
+            partial.rename(image)
+    return image
+
+
+def boot_initrd(base: Path, plan: str, out: Path) -> Path:
+    """base followed by a cpio holding /plan: the initrd of one boot."""
+    with tempfile.TemporaryDirectory(prefix="rmapbench-plan-") as tmp:
+        root = Path(tmp)
+        (root / "plan").write_text(plan)
+        cpio(root, Path(tmp + ".cpio"))
+        with open(out, "wb") as dst:
+            for part in (base, Path(tmp + ".cpio")):
+                with open(part, "rb") as src:
+                    shutil.copyfileobj(src, dst)
+        os.unlink(tmp + ".cpio")
+    return out

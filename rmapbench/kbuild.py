@@ -1,0 +1,290 @@
+"""Kernel trees and builds: pristine source, patch series, config, make.
+
+Data flow: the Debian tarball is extracted once into the cache (pristine),
+copied into one tree per stack, the stack's series applied strictly, the
+committed config fragments merged onto tinyconfig, and bzImage built in
+an O= directory inside the tree.  Nothing here writes into the repository.
+"""
+
+import hashlib
+import os
+import shutil
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+
+from . import paths
+from .errors import UserError
+from .progress import Progress, fmt_seconds
+
+STAMP = ".rmapbench-applied"
+# Symbols allowed to differ between the two stacks' final .config.
+SCHEME_SYMBOLS = ("CONFIG_ANONMM", "CONFIG_ANON_VMA")
+
+
+def run(cmd: list[str], cwd: Path | None = None, log: Path | None = None,
+        env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+    """Run cmd; its output goes to log (appended) or is captured."""
+    if log is None:
+        return subprocess.run(cmd, cwd=cwd, env=env, text=True,
+                              capture_output=True)
+    with open(log, "a") as out:
+        return subprocess.run(cmd, cwd=cwd, env=env, text=True,
+                              stdout=out, stderr=subprocess.STDOUT)
+
+
+def source_version() -> str:
+    """The installed linux-source-6.1 package version."""
+    res = run(["dpkg-query", "-W", "-f=${Version}", paths.SOURCE_PACKAGE])
+    if res.returncode != 0 or not paths.SOURCE_TARBALL.exists():
+        raise UserError(f"{paths.SOURCE_PACKAGE} is not installed "
+                        f"({paths.SOURCE_TARBALL} missing): run 'make setup'")
+    return res.stdout.strip()
+
+
+def ensure_pristine() -> Path:
+    """Extract the Debian tarball into the cache unless already there."""
+    version = source_version()
+    pristine = paths.pristine_dir()
+    marker = pristine / ".rmapbench-pristine"
+    if marker.exists() and marker.read_text().strip() == version:
+        return pristine
+    print(f"extracting {paths.SOURCE_TARBALL} ({version}) into "
+          f"{pristine.parent}", flush=True)
+    if pristine.exists():
+        shutil.rmtree(pristine)
+    pristine.parent.mkdir(parents=True, exist_ok=True)
+    res = run(["tar", "-xf", str(paths.SOURCE_TARBALL),
+               "-C", str(pristine.parent)])
+    if res.returncode != 0:
+        raise UserError(f"extracting {paths.SOURCE_TARBALL} failed: "
+                        f"{res.stderr.strip()}")
+    marker.write_text(version + "\n")
+    return pristine
+
+
+def series_file(stack: str) -> Path:
+    return paths.KERNELS / stack / "series"
+
+
+def read_series(series: Path) -> list[Path]:
+    """The patches a quilt-style series names, in order.
+
+    Blank lines and '#' comments are skipped; paths are relative to the
+    series file's directory; every named patch must exist.
+    """
+    if not series.exists():
+        raise UserError(f"no series file {series}")
+    patches = []
+    for number, line in enumerate(series.read_text().splitlines(), 1):
+        line = line.split("#", 1)[0].strip()
+        if not line:
+            continue
+        patch = (series.parent / line).resolve()
+        if not patch.is_file():
+            raise UserError(f"{series}:{number}: patch '{line}' not found")
+        patches.append(patch)
+    return patches
+
+
+def config_fragments(stack: str, arch: str) -> list[Path]:
+    """The committed fragments merged onto tinyconfig, in order."""
+    common = paths.KERNELS / "common" / "config"
+    frags = [common / "base.config", common / f"{arch}.config"]
+    own = paths.KERNELS / stack / "config"
+    if own.exists():
+        frags.append(own)
+    return frags
+
+
+def digest(files: list[Path], extra: str = "") -> str:
+    """A hash of the files' names and contents, plus extra."""
+    h = hashlib.sha256(extra.encode())
+    for f in files:
+        h.update(f.name.encode() + b"\0" + f.read_bytes() + b"\0")
+    return h.hexdigest()[:16]
+
+
+def sync_tree(pristine: Path, tree: Path) -> None:
+    """Make tree a copy of pristine, keeping the O= build directories.
+
+    rsync copies only what differs, so files no patch touches keep their
+    times and the next make stays incremental.
+    """
+    tree.mkdir(parents=True, exist_ok=True)
+    res = run(["rsync", "-a", "--delete", "--exclude=/out-*",
+               f"{pristine}/", f"{tree}/"])
+    if res.returncode != 0:
+        raise UserError(f"copying {pristine} to {tree} failed: "
+                        f"{res.stderr.strip()}")
+
+
+def apply_patch(tree: Path, patch: Path) -> None:
+    """Apply one patch with no fuzz; on failure show the rejected hunks."""
+    base = ["patch", "-p1", "-F0", "--forward", "--batch",
+            "--no-backup-if-mismatch", "-i", str(patch)]
+    trial = run(base + ["--dry-run"], cwd=tree)
+    if trial.returncode == 0:
+        res = run(base + ["-s"], cwd=tree)
+        if res.returncode == 0:
+            return
+        trial = res
+    with tempfile.NamedTemporaryFile("r", suffix=".rej") as rej:
+        run(base + ["--reject-file", rej.name], cwd=tree)
+        rejected = rej.read()
+    raise UserError(f"patch {patch.name} does not apply to {tree}:\n"
+                    f"{trial.stdout.strip()}\nrejected hunks:\n{rejected}"
+                    f"fix the patch (the tree will be re-copied on the next "
+                    f"build)")
+
+
+def prepare_tree(stack: str) -> Path:
+    """A tree for stack with its whole series applied, or a UserError."""
+    pristine = ensure_pristine()
+    patches = read_series(series_file(stack))
+    want = digest(patches, extra=source_version())
+    tree = paths.tree_dir(stack)
+    stamp = tree / STAMP
+    if stamp.exists() and stamp.read_text().strip() == want:
+        return tree
+    print(f"preparing {stack} tree: {len(patches)} patches", flush=True)
+    sync_tree(pristine, tree)
+    for patch in patches:
+        print(f"  applying {patch.name}", flush=True)
+        apply_patch(tree, patch)
+    stamp.write_text(want + "\n")
+    return tree
+
+
+def make_env() -> dict[str, str]:
+    """Environment for make: ccache in the cache, reproducible banners."""
+    env = dict(os.environ)
+    env.setdefault("CCACHE_DIR", str(paths.cache_dir() / "ccache"))
+    env.setdefault("CCACHE_MAXSIZE", "8G")
+    env["KBUILD_BUILD_USER"] = "rmapbench"
+    env["KBUILD_BUILD_HOST"] = "rmapbench"
+    env["KBUILD_BUILD_TIMESTAMP"] = "rmapbench"
+    return env
+
+
+def make(tree: Path, out: Path, arch: str, targets: list[str],
+         log: Path, jobs: int | None = None) -> None:
+    """make in tree with O=out (a child of tree); raise with the log tail."""
+    out.mkdir(parents=True, exist_ok=True)
+    cmd = ["make", "-C", str(tree), f"O={out.name}", f"ARCH={arch}",
+           "CC=ccache gcc", f"-j{jobs or os.cpu_count() or 1}"] + targets
+    res = run(cmd, log=log, env=make_env())
+    if res.returncode != 0:
+        tail = "\n".join(log.read_text().splitlines()[-30:])
+        raise UserError(f"'make {' '.join(targets)}' failed for {tree.name} "
+                        f"{arch} (full log {log}):\n{tail}")
+
+
+def parse_config(text: str) -> dict[str, str]:
+    """CONFIG_X -> value ('n' for '# CONFIG_X is not set')."""
+    values = {}
+    for line in text.splitlines():
+        line = line.strip()
+        if line.startswith("CONFIG_") and "=" in line:
+            key, value = line.split("=", 1)
+            values[key] = value
+        elif line.startswith("# CONFIG_") and line.endswith(" is not set"):
+            values[line[2:-len(" is not set")]] = "n"
+    return values
+
+
+def check_fragments(config: Path, frags: list[Path]) -> None:
+    """Every line of every fragment must hold in the final config."""
+    final = parse_config(config.read_text())
+    wrong = []
+    for frag in frags:
+        for key, want in parse_config(frag.read_text()).items():
+            got = final.get(key, "n")
+            if got != want:
+                wrong.append(f"{key}={want} ({frag.name}) but .config has "
+                             f"{key}={got}")
+    if wrong:
+        raise UserError(f"config {config} does not honour its fragments "
+                        "(a dependency is missing or an option is "
+                        "impossible):\n  " + "\n  ".join(wrong))
+
+
+def configure(stack: str, arch: str) -> Path:
+    """tinyconfig + fragments + olddefconfig, in a scratch O= directory.
+
+    The result replaces the build's .config only if it differs, so an
+    unchanged config costs no rebuild.
+    """
+    tree = prepare_tree(stack)
+    frags = config_fragments(stack, arch)
+    scratch = tree / f"out-{arch}-config"
+    log = scratch / "config.log"
+    scratch.mkdir(parents=True, exist_ok=True)
+    log.write_text("")
+    make(tree, scratch, arch, ["tinyconfig"], log)
+    merge = [str(tree / "scripts/kconfig/merge_config.sh"), "-m",
+             "-O", str(scratch), str(scratch / ".config")]
+    res = run(merge + [str(f) for f in frags], cwd=tree, log=log)
+    if res.returncode != 0:
+        raise UserError(f"merge_config.sh failed for {stack} {arch}: "
+                        f"see {log}")
+    make(tree, scratch, arch, ["olddefconfig"], log)
+    check_fragments(scratch / ".config", frags)
+    final = paths.build_dir(stack, arch) / ".config"
+    final.parent.mkdir(parents=True, exist_ok=True)
+    new = (scratch / ".config").read_text()
+    if not final.exists() or final.read_text() != new:
+        final.write_text(new)
+    return final
+
+
+def build(stack: str, arch: str, progress: Progress) -> Path:
+    """Configure and build one kernel; return its bzImage."""
+    out = paths.build_dir(stack, arch)
+    timing = out / ".rmapbench-build-seconds"
+    last = float(timing.read_text()) if timing.exists() else None
+    progress.note(f"building {stack} {arch} kernel", eta=last)
+    configure(stack, arch)
+    log = out / "build.log"
+    log.write_text("")
+    start = time.monotonic()
+    make(paths.tree_dir(stack), out, arch, ["bzImage"], log)
+    took = time.monotonic() - start
+    timing.write_text(f"{took:.1f}\n")
+    progress.step_done()
+    print(f"  built {paths.kernel_image(stack, arch)} in "
+          f"{fmt_seconds(took)}", flush=True)
+    return paths.kernel_image(stack, arch)
+
+
+def build_all(stacks: list[str], arches: list[str]) -> list[Path]:
+    """Build every stack x arch kernel, with progress."""
+    progress = Progress(len(stacks) * len(arches), "build")
+    return [build(stack, arch, progress)
+            for stack in stacks for arch in arches]
+
+
+def config_diff(arch: str) -> tuple[list[str], list[str]]:
+    """The symbols whose values differ between the stacks on arch.
+
+    Returns (lines 'CONFIG_X: anon_vma=.. anonmm=..', symbols outside
+    SCHEME_SYMBOLS): a fair comparison needs the second list empty.
+    """
+    configs = []
+    for stack in paths.STACKS:
+        config = paths.build_dir(stack, arch) / ".config"
+        if not config.exists():
+            raise UserError(f"no .config for {stack} {arch}: run "
+                            f"'harness.py build --stack {stack} "
+                            f"--arch {arch}' first")
+        configs.append(parse_config(config.read_text()))
+    old, new = configs
+    lines, unfair = [], []
+    for key in sorted(set(old) | set(new)):
+        a, b = old.get(key, "n"), new.get(key, "n")
+        if a != b:
+            lines.append(f"{key}: {paths.STACKS[0]}={a} {paths.STACKS[1]}={b}")
+            if key not in SCHEME_SYMBOLS:
+                unfair.append(key)
+    return lines, unfair

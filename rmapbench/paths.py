@@ -1,0 +1,54 @@
+"""Where things live: the repository, the cache outside it, the names."""
+
+import os
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+KERNELS = REPO / "kernels"
+BENCH = REPO / "bench"
+RESULTS = REPO / "results"
+PLOTS = REPO / "plots"
+
+STACKS = ("anon_vma", "anonmm")
+ARCHES = ("i386", "x86_64")
+
+SOURCE_PACKAGE = "linux-source-6.1"
+SOURCE_TARBALL = Path("/usr/src/linux-source-6.1.tar.xz")
+
+
+def cache_dir() -> Path:
+    """The cache for kernel trees, builds and guest images.
+
+    RMAPBENCH_CACHE overrides the default ~/.cache/rmapbench.
+    """
+    env = os.environ.get("RMAPBENCH_CACHE")
+    base = Path(env) if env else Path.home() / ".cache" / "rmapbench"
+    return base.expanduser().resolve()
+
+
+def pristine_dir() -> Path:
+    return cache_dir() / SOURCE_PACKAGE
+
+
+def tree_dir(stack: str) -> Path:
+    return cache_dir() / "trees" / stack
+
+
+def build_dir(stack: str, arch: str) -> Path:
+    """The O= directory: a direct child of the tree, so kbuild uses
+    srctree=.. and compiler command lines are the same in both trees,
+    which lets ccache share objects between the stacks."""
+    return tree_dir(stack) / f"out-{arch}"
+
+
+def kernel_image(stack: str, arch: str) -> Path:
+    return build_dir(stack, arch) / "arch" / "x86" / "boot" / "bzImage"
+
+
+def check_choice(kind: str, value: str, choices: tuple[str, ...]) -> str:
+    """Return value if it is one of choices, else raise a UserError."""
+    from .errors import UserError
+    if value not in choices:
+        raise UserError(f"unknown {kind} '{value}': choose one of "
+                        f"{', '.join(choices)}")
+    return value

@@ -1,0 +1,135 @@
+"""Booting a kernel in QEMU: one guest, one console log, one timeout.
+
+The guest gets the kernel, an initrd (image.boot_initrd), -m MEM, a fresh
+sparse raw swap disk on virtio, and its serial console in a log file.  It
+powers itself off with 'reboot -f' under -no-reboot; a panic reboots
+(panic=-1), which also ends QEMU.  A guest still running at the timeout
+is killed and the boot counts as timed out.
+"""
+
+import json
+import os
+import platform
+import shutil
+import subprocess
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from . import paths
+from .errors import UserError
+
+QEMU = {"i386": "qemu-system-i386", "x86_64": "qemu-system-x86_64"}
+BASE_APPEND = ("console=ttyS0 panic=-1 slab_nomerge tsc=reliable "
+               "loglevel=7 rdinit=/init")
+# Below this the kernel and the initramfs do not fit.
+MIN_MEM_MB = 64
+
+
+@dataclass
+class BootSpec:
+    arch: str
+    kernel: Path
+    initrd: Path
+    mem_mb: int
+    timeout_s: float
+    swap_mb: int = 0
+    smp: int = 1
+    accel: str = "tcg"
+    append: str = ""
+    extra_args: list[str] = field(default_factory=list)
+
+
+@dataclass
+class BootResult:
+    log: Path
+    seconds: float
+    timed_out: bool
+    qemu_rc: int | None
+    command: list[str]
+
+
+def qemu_binary(arch: str) -> str:
+    binary = shutil.which(QEMU[arch])
+    if binary is None:
+        raise UserError(f"{QEMU[arch]} not found: run 'make setup' "
+                        "(Debian package qemu-system-x86)")
+    return binary
+
+
+def qemu_version() -> str:
+    res = subprocess.run([qemu_binary("x86_64"), "--version"],
+                         capture_output=True, text=True)
+    return res.stdout.splitlines()[0] if res.stdout else "unknown"
+
+
+def command(spec: BootSpec, swap: Path | None) -> list[str]:
+    """The QEMU command line for spec."""
+    if spec.mem_mb < MIN_MEM_MB:
+        raise UserError(f"guest memory {spec.mem_mb} MB is below the "
+                        f"{MIN_MEM_MB} MB a guest needs to boot")
+    if not spec.kernel.exists():
+        raise UserError(f"kernel {spec.kernel} missing: run "
+                        "'harness.py build' first")
+    cmd = [qemu_binary(spec.arch), "-accel", spec.accel, "-cpu", "max",
+           "-m", str(spec.mem_mb), "-smp", str(spec.smp),
+           "-kernel", str(spec.kernel), "-initrd", str(spec.initrd),
+           "-append", f"{BASE_APPEND} {spec.append}".strip(),
+           "-display", "none", "-monitor", "none", "-no-reboot",
+           "-nodefaults", "-serial", "stdio"]
+    if swap is not None:
+        cmd += ["-drive", f"file={swap},if=virtio,format=raw,cache=unsafe"]
+    return cmd + spec.extra_args
+
+
+def make_swap(directory: Path, mb: int) -> Path | None:
+    """A fresh sparse swap image of mb MiB, or None for no swap."""
+    if mb <= 0:
+        return None
+    swap = directory / "swap.img"
+    with open(swap, "wb") as f:
+        f.truncate(mb * 1024 * 1024)
+    return swap
+
+
+def boot(spec: BootSpec, log: Path) -> BootResult:
+    """Boot once; the console goes to log.  Never raises on guest failure."""
+    log.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix="rmapbench-boot-",
+                                     dir=paths.cache_dir()) as tmp:
+        cmd = command(spec, make_swap(Path(tmp), spec.swap_mb))
+        start = time.monotonic()
+        with open(log, "wb") as out:
+            proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL,
+                                    stdout=out, stderr=subprocess.STDOUT)
+            try:
+                rc = proc.wait(timeout=spec.timeout_s)
+                timed_out = False
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+                rc, timed_out = None, True
+    return BootResult(log, time.monotonic() - start, timed_out, rc, cmd)
+
+
+def kvm_usable_cached() -> bool | None:
+    """The remembered outcome of the KVM probe on this host, if any."""
+    probe = paths.cache_dir() / "kvm-probe.json"
+    key = {"host": platform.release(), "qemu": qemu_version()}
+    if probe.exists():
+        saved = json.loads(probe.read_text())
+        if saved.get("key") == key:
+            return saved["usable"]
+    return None
+
+
+def remember_kvm(usable: bool) -> None:
+    probe = paths.cache_dir() / "kvm-probe.json"
+    key = {"host": platform.release(), "qemu": qemu_version()}
+    probe.parent.mkdir(parents=True, exist_ok=True)
+    probe.write_text(json.dumps({"key": key, "usable": usable}) + "\n")
+
+
+def kvm_present() -> bool:
+    return os.access("/dev/kvm", os.R_OK | os.W_OK)

@@ -1,0 +1,77 @@
+"""Boot smoke: every kernel boots, names its scheme, shows its counters."""
+
+import time
+from pathlib import Path
+
+from . import guest, paths
+from .errors import UserError
+from .progress import Progress
+
+COUNTERS = ("anon_rmap_walk", "anon_rmap_visit", "anon_rmap_pte",
+            "anon_rmap_trylock_fail", "mremap_anon_copy", "anon_rmap_orphan",
+            "pswpout", "pswpin")
+SIZES = ("sizeof_vm_area_struct", "sizeof_mm_struct", "sizeof_anon_vma",
+         "sizeof_anon_vma_chain", "sizeof_anonmm")
+# i386 gets highmem so that LowTotal/LowFree mean something.
+SMOKE_MEM_MB = {"i386": 1024, "x86_64": 256}
+SMOKE_TIMEOUT_S = 180.0
+SMOKE_PLAN = "info\n"
+
+
+def check(run: guest.GuestRun) -> list[str]:
+    """What is wrong with a smoke boot (empty: nothing)."""
+    problems = [run.failure] if run.failure else []
+    info = run.console.section_pairs("rmapbench")
+    if info.get("scheme") != run.stack:
+        problems.append(f"/proc/rmapbench says scheme "
+                        f"'{info.get('scheme')}', expected '{run.stack}'")
+    problems += [f"/proc/rmapbench lacks {s}" for s in SIZES
+                 if s not in info]
+    vmstat = run.console.section_pairs("vmstat")
+    problems += [f"/proc/vmstat lacks {c}" for c in COUNTERS
+                 if c not in vmstat]
+    if run.arch == "i386" and "LowTotal" not in run.console.meminfo_kb():
+        problems.append("/proc/meminfo lacks LowTotal (HIGHMEM off?)")
+    return problems
+
+
+def summary(run: guest.GuestRun) -> str:
+    info = run.console.section_pairs("rmapbench")
+    vmstat = run.console.section_pairs("vmstat")
+    mem = run.console.meminfo_kb()
+    parts = [f"scheme={info.get('scheme')}"]
+    parts += [f"{s[len('sizeof_'):]}={info.get(s)}" for s in SIZES]
+    for name in ("MemTotal", "LowTotal", "LowFree"):
+        if name in mem:
+            parts.append(f"{name}={mem[name]}kB")
+    parts += [f"{c}={vmstat.get(c)}" for c in COUNTERS]
+    return " ".join(parts)
+
+
+def run_smoke(stacks: list[str], arches: list[str], accel: str,
+              logdir: Path) -> int:
+    """Boot each kernel once; print what it shows; 0 if all are sound."""
+    accel = guest.choose_accel(accel)
+    progress = Progress(len(stacks) * len(arches), "smoke")
+    bad = 0
+    for stack in stacks:
+        for arch in arches:
+            progress.note(f"booting {stack} {arch} ({accel})")
+            run = guest.run_plan(stack, arch, SMOKE_PLAN,
+                                 logdir / f"{stack}-{arch}.log",
+                                 mem_mb=SMOKE_MEM_MB[arch], swap_mb=64,
+                                 timeout_s=SMOKE_TIMEOUT_S, accel=accel)
+            progress.step_done()
+            problems = check(run)
+            state = "FAIL" if problems else "ok"
+            print(f"{state} {stack} {arch} boot {run.boot.seconds:.1f}s: "
+                  f"{summary(run)}", flush=True)
+            for problem in problems:
+                print(f"  {problem} (console: {run.boot.log})")
+            bad += bool(problems)
+    return 1 if bad else 0
+
+
+def default_logdir() -> Path:
+    return paths.cache_dir() / "logs" / "smoke" / time.strftime(
+        "%Y%m%d-%H%M%S")
