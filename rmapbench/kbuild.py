@@ -139,22 +139,33 @@ def apply_patch(tree: Path, patch: Path) -> None:
                     f"build)")
 
 
-def prepare_tree(stack: str) -> Path:
-    """A tree for stack with its whole series applied, or a UserError."""
+def prepare(series: Path, tree: Path) -> Path:
+    """tree = pristine + every patch of series, or a UserError.
+
+    The stamp naming the applied series is written last and removed
+    first, so a tree whose patching failed half-way is never taken for
+    a good one: the next call copies it afresh.
+    """
     pristine = ensure_pristine()
-    patches = read_series(series_file(stack))
+    patches = read_series(series)
     want = digest(patches, extra=source_version())
-    tree = paths.tree_dir(stack)
     stamp = tree / STAMP
     if stamp.exists() and stamp.read_text().strip() == want:
         return tree
-    print(f"preparing {stack} tree: {len(patches)} patches", flush=True)
+    print(f"preparing {tree}: {len(patches)} patches from {series}",
+          flush=True)
+    stamp.unlink(missing_ok=True)
     sync_tree(pristine, tree)
     for patch in patches:
         print(f"  applying {patch.name}", flush=True)
         apply_patch(tree, patch)
     stamp.write_text(want + "\n")
     return tree
+
+
+def prepare_tree(stack: str) -> Path:
+    """The stack's tree with its whole series applied."""
+    return prepare(series_file(stack), paths.tree_dir(stack))
 
 
 def make_env() -> dict[str, str]:
@@ -263,6 +274,13 @@ def build_all(stacks: list[str], arches: list[str]) -> list[Path]:
     progress = Progress(len(stacks) * len(arches), "build")
     return [build(stack, arch, progress)
             for stack in stacks for arch in arches]
+
+
+def built_scheme(stack: str, arch: str) -> str:
+    """The scheme the stack's built .config selects."""
+    config = paths.build_dir(stack, arch) / ".config"
+    values = parse_config(config.read_text()) if config.exists() else {}
+    return "anonmm" if values.get("CONFIG_ANONMM") == "y" else "anon_vma"
 
 
 def config_diff(arch: str) -> tuple[list[str], list[str]]:

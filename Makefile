@@ -1,0 +1,48 @@
+# rmapbench: compare the anonmm and anon_vma anon rmap schemes on Linux 6.1.
+#
+#   make compare   fresh Debian machine -> kernels, runs, report (the main job)
+#   make test      the project's tests (unit + kernels built and booted)
+#
+# Kernel trees and builds live in $(RMAPBENCH_CACHE) (default
+# ~/.cache/rmapbench), never in the repository.
+
+PYTHON  ?= /usr/bin/python3
+HARNESS := $(PYTHON) harness.py
+PYTEST  := $(PYTHON) -m pytest -q -p no:cacheprovider
+
+.PHONY: all setup kernels smoke config-diff compare test test-unit \
+	test-kernels clean clean-cache
+
+all: kernels
+
+setup:
+	sh tools/setup-debian.sh
+
+kernels: setup
+	$(HARNESS) build
+
+smoke: kernels
+	$(HARNESS) smoke
+
+config-diff: kernels
+	$(HARNESS) config-diff
+
+compare: kernels
+	$(HARNESS) compare
+
+# The kernels are built first (incremental, ccache); then one pytest run:
+# unit tests (seconds), then the integration tests that boot the kernels.
+test: setup
+	$(HARNESS) build
+	$(PYTEST) tests/unit tests/integration
+
+test-unit:
+	$(PYTEST) tests/unit
+
+clean:
+	rm -rf bench/out
+	find . -name __pycache__ -prune -exec rm -rf {} +
+
+# Removes the kernel trees, builds, images and ccache.
+clean-cache:
+	rm -rf "$${RMAPBENCH_CACHE:-$$HOME/.cache/rmapbench}"

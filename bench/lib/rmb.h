@@ -1,0 +1,212 @@
+/*
+ * rmb.h - the one helper library shared by the rmapbench guest workloads.
+ *
+ * Output: every measurement is one line "RMB-RESULT {json}", every error
+ * one line "RMB-ERROR {json}" on stdout, each written with a single
+ * write(2) so lines from several processes never interleave.
+ * Exit codes: 0 ok, 1 run-time failure or data mismatch, 2 bad parameter.
+ */
+#ifndef RMB_H
+#define RMB_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#define RMB_EXIT_FAIL 1
+#define RMB_EXIT_USAGE 2
+
+#if UINTPTR_MAX == 0xffffffffu
+#define RMB_ARCH "i386"
+#define RMB_32BIT 1
+#else
+#define RMB_ARCH "x86_64"
+#define RMB_32BIT 0
+#endif
+
+extern size_t rmb_page;		/* page size in bytes */
+
+/* ---- start-up, errors, time ---------------------------------------- */
+
+void rmb_init(const char *workload);
+void rmb_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void rmb_die(int code, const char *fmt, ...)
+	__attribute__((noreturn, format(printf, 2, 3)));
+/* One RMB-ERROR line if bad > 0; returns 1 then, else 0. */
+int rmb_check_mismatch(long long bad, long long checked, const char *what);
+uint64_t rmb_now_ns(void);		/* CLOCK_MONOTONIC */
+pid_t rmb_fork(void);			/* flushes stdio, then fork() */
+
+/* ---- key=value parameters ------------------------------------------ */
+
+struct rmb_param {
+	const char *key;
+	const char *choices;	/* "a|b": a string parameter; NULL: integer */
+	const char *modes;	/* "a|b": modes it applies to; NULL: all */
+	const char *sdef;	/* default of a string parameter */
+	long long def, min, max;	/* integer default and limits */
+	const char *help;
+	/* filled in by rmb_parse_args() */
+	long long val;
+	const char *sval;
+	int given;
+};
+
+/* Parses argv; a table must hold a "mode" string parameter and end with
+ * an entry whose key is NULL.  Bad input: one RMB-ERROR line, exit 2.
+ * "help" alone prints the table and exits 0. */
+void rmb_parse_args(struct rmb_param *tab, int argc, char **argv);
+long long rmb_arg(const char *key);
+const char *rmb_arg_str(const char *key);
+int rmb_mode_is(const char *mode);
+
+/* ---- /proc readers ---------------------------------------------------- */
+
+struct rmb_slab {
+	long long active_objs, num_objs, objsize;
+};
+
+long long rmb_meminfo_kb(const char *field);	/* -1: no such field */
+long long rmb_vmstat(const char *name);		/* -1: no such line */
+int rmb_slabinfo(const char *cache, struct rmb_slab *out); /* -1: absent */
+const char *rmb_scheme(void);		/* /proc/rmapbench, or "unknown" */
+long long rmb_rmapbench(const char *name);	/* -1: absent */
+long long rmb_kswapd_cpu_ns(void);	/* user+system time of kswapd* */
+long long rmb_swapped_pages(const void *base, size_t npages); /* -1: no pagemap */
+long long rmb_nonresident_pages(const void *base, size_t npages);
+
+/* ---- JSON result lines ---------------------------------------------- */
+
+#define RMB_JSON_MAX 8192
+struct rmb_json {
+	char buf[RMB_JSON_MAX];
+	size_t len;
+	int overflow;
+};
+
+void rmb_json_begin(struct rmb_json *j);
+void rmb_json_str(struct rmb_json *j, const char *key, const char *val);
+void rmb_json_int(struct rmb_json *j, const char *key, long long val);
+void rmb_json_dbl(struct rmb_json *j, const char *key, double val);
+void rmb_json_end(struct rmb_json *j);	/* prints "RMB-RESULT {...}" */
+/* begin + workload, mode, record, scheme, arch, page_size_bytes,
+ * low_total_kb and every parameter that applies to the mode */
+void rmb_result_begin(struct rmb_json *j, const char *record);
+void rmb_json_sizes(struct rmb_json *j);	/* sizeof_* from /proc/rmapbench */
+
+struct rmb_stats {
+	uint64_t min, median, p90, max;
+	double mean;
+};
+void rmb_stats(uint64_t *v, size_t n, struct rmb_stats *s); /* sorts v */
+/* prefix_min_ns, prefix_median_ns, prefix_p90_ns, prefix_max_ns,
+ * prefix_mean_ns */
+void rmb_json_stats(struct rmb_json *j, const char *prefix,
+		    const struct rmb_stats *s);
+
+/* ---- page patterns ---------------------------------------------------- */
+
+/* Page idx gets a pattern made from (seed, idx): a page that is zeroed,
+ * stale or from another index fails the check. */
+void rmb_fill(void *base, size_t npages, uint64_t seed, uint64_t first);
+/* Mismatching pages; quick checks only 4 words of each page. */
+size_t rmb_verify(const void *base, size_t npages, uint64_t seed,
+		  uint64_t first, int quick);
+
+/* ---- kernel memory snapshots ----------------------------------------- */
+
+/* caches: vm_area_struct, anon_vma, anon_vma_chain, anonmm, mm_struct,
+ * maple_node (6.1 keeps VMAs in a maple tree; both schemes pay it) */
+enum { RMB_SLAB_VMA, RMB_SLAB_ANON_VMA, RMB_SLAB_AVC, RMB_SLAB_ANONMM,
+       RMB_SLAB_MM, RMB_SLAB_MAPLE, RMB_NSLAB };
+enum { RMB_C_WALK, RMB_C_VISIT, RMB_C_PTE, RMB_C_TRYLOCK, RMB_C_ORPHAN,
+       RMB_C_MREMAP_COPY, RMB_C_PSWPOUT, RMB_C_PSWPIN, RMB_C_PGMAJFAULT,
+       RMB_C_PGSCAN_KSWAPD, RMB_C_PGSCAN_DIRECT, RMB_C_PGSTEAL_KSWAPD,
+       RMB_C_PGSTEAL_DIRECT, RMB_NCTR };
+
+struct rmb_snap {
+	uint64_t t_ns;
+	long long slab_objs[RMB_NSLAB];		/* active_objs */
+	long long slab_bytes[RMB_NSLAB];	/* active_objs * objsize */
+	long long mem_free_kb, low_free_kb, high_free_kb;
+	long long page_tables_kb, swap_free_kb;
+	long long ctr[RMB_NCTR];		/* /proc/vmstat, 0 if absent */
+};
+
+void rmb_snap_take(struct rmb_snap *s);
+void rmb_snap_delta(struct rmb_snap *d, const struct rmb_snap *a,
+		    const struct rmb_snap *b);	/* d = b - a */
+long long rmb_free_kb(const struct rmb_snap *s); /* LowFree, else MemFree */
+/* absolute: slab_<cache>_bytes, slab_<cache>_objs_count, page_tables_kb,
+ * mem_free_kb, low_free_kb, high_free_kb */
+void rmb_json_snap(struct rmb_json *j, const struct rmb_snap *s);
+/* a delta: slab_<cache>_delta_bytes, slab_<cache>_delta_objs_count,
+ * slab_total_delta_bytes, page_tables_delta_kb, memfree_consumed_kb,
+ * lowfree_consumed_kb, and every counter (anon_rmap_walk_count, ...) */
+void rmb_json_delta(struct rmb_json *j, const struct rmb_snap *d);
+/* a delta divided by n: slab_<cache>_per_<unit>_bytes, ... */
+void rmb_json_per(struct rmb_json *j, const struct rmb_snap *d,
+		  const char *unit, double n);
+
+/* ---- memory and address-space checks (exit 2 on failure) ------------- */
+
+long long rmb_avail_kb(int with_swap);
+void rmb_need_mem_kb(long long kb, int with_swap, const char *what);
+void rmb_need_addr_space(uint64_t bytes, const char *what);
+void *rmb_reserve(size_t bytes);	/* PROT_NONE; NULL on failure */
+void *rmb_map_anon(void *addr, size_t bytes); /* RW, MAP_FIXED if addr */
+
+/* ---- a set of single-page VMAs that cannot merge ----------------------- */
+
+/* kind "split": adjacent pages, odd ones turned PROT_READ after being
+ * written (they share one anon_vma on the anon_vma kernel); kind "gap":
+ * each page followed by an unmapped page (an anon_vma each). */
+struct rmb_vmaset {
+	char *start, *base;
+	size_t cap, n, stride, len;
+	int gap;
+	uint64_t seed;
+};
+
+int rmb_vmaset_reserve(struct rmb_vmaset *s, size_t cap, const char *kind,
+		       uint64_t seed);		/* 0 or an errno */
+int rmb_vmaset_add(struct rmb_vmaset *s);	/* 0 or an errno */
+size_t rmb_vmaset_grow(struct rmb_vmaset *s, size_t n, int *err);
+size_t rmb_vmaset_verify(const struct rmb_vmaset *s, int quick);
+
+/* ---- a family of forked processes, paused on a pipe ------------------ */
+
+enum { RMB_REP_READY = 1, RMB_REP_DONE = 2 };
+
+struct rmb_report {		/* one pipe write, atomic (< PIPE_BUF) */
+	int32_t kind, idx;
+	int64_t checked_pages, mismatch_pages;
+	int64_t majflt, minflt, utime_ns, stime_ns, value;
+};
+
+struct rmb_family {
+	int go[2], res[2];
+	pid_t *pids;
+	int n, max;
+	pid_t pgid;		/* kill(-pgid) on abort if > 0 */
+	int reaped, abnormal;
+};
+
+void rmb_family_open(struct rmb_family *f, int max);
+pid_t rmb_family_fork(struct rmb_family *f); /* 0 in the child */
+void rmb_family_detach(struct rmb_family *f);	/* close every pipe end */
+void rmb_family_wait_go(struct rmb_family *f);	/* child: until go */
+void rmb_family_send(struct rmb_family *f, int kind, int idx,
+		     int64_t checked, int64_t bad, int64_t value);
+void rmb_family_go(struct rmb_family *f);	/* parent: release all */
+/* Parent: read reports of kind until expect arrived, EOF, or a child
+ * ended abnormally; sums them into sum; returns how many arrived. */
+int rmb_family_collect(struct rmb_family *f, int kind, int expect,
+		       struct rmb_report *sum);
+int rmb_family_finish(struct rmb_family *f);	/* reap all; # abnormal */
+void rmb_family_kill(struct rmb_family *f);
+/* Child body: wait for go, verify the set, report DONE, _exit(0). */
+void rmb_vmaset_child(struct rmb_family *f, const struct rmb_vmaset *s,
+		      int idx, int quick) __attribute__((noreturn));
+
+#endif

@@ -1,0 +1,325 @@
+"""The guest workloads (bench/) build, run at tiny sizes on the host and
+print well-formed result lines; bad parameters give one RMB-ERROR line and
+exit code 2.
+
+Run with: /usr/bin/python3 -m pytest tests/unit/test_bench_output.py
+Sizes stay tiny (a few MB): the host is not a guest.
+"""
+
+import json
+import os
+import re
+import subprocess
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+BENCH = ROOT / "bench"
+OUT = BENCH / "out" / "x86_64"
+PROGRAMS = ("rmb-vma", "rmb-fork", "rmb-mremap", "rmb-swap")
+UNITS = ("_ns", "_bytes", "_kb", "_pages", "_per_s", "_count")
+# fields that are names or indices, not measurements
+IDENTITY = {"workload", "mode", "record", "scheme", "arch", "kind",
+            "generation", "stop", "phase1_stop", "stop_errno",
+            "pageout_method"}
+PARAMS = {"V", "N", "D", "K", "pages", "R_mb", "moves", "swap_pct",
+          "aligned", "seed", "mb", "shared_pct", "exit_parent", "passes",
+          "low_floor_kb", "max_vmas", "procs"}
+COMMON = ("workload", "mode", "record", "scheme", "arch", "page_size_bytes",
+          "low_total_kb", "seed", "verified_pages", "verify_mismatch_pages")
+DELTA = ("slab_vm_area_struct_delta_bytes", "slab_anon_vma_delta_bytes",
+         "slab_anon_vma_chain_delta_bytes", "slab_anonmm_delta_bytes",
+         "slab_mm_struct_delta_bytes", "page_tables_delta_kb",
+         "memfree_consumed_kb", "lowfree_consumed_kb",
+         "anon_rmap_walk_count", "anon_rmap_visit_count",
+         "anon_rmap_pte_count", "anon_rmap_trylock_fail_count",
+         "anon_rmap_orphan_pages", "mremap_anon_copy_pages",
+         "pswpout_pages", "pswpin_pages", "pgmajfault_count")
+ABSOLUTE = ("slab_vm_area_struct_bytes", "slab_anon_vma_bytes",
+            "slab_anon_vma_chain_bytes", "slab_anonmm_bytes",
+            "page_tables_kb", "mem_free_kb", "low_free_kb", "high_free_kb")
+STATS = ("_min_ns", "_median_ns", "_p90_ns", "_max_ns", "_mean_ns")
+
+
+def per(unit):
+    return (f"slab_vm_area_struct_per_{unit}_bytes",
+            f"slab_anon_vma_per_{unit}_bytes",
+            f"slab_anon_vma_chain_per_{unit}_bytes",
+            f"slab_anonmm_per_{unit}_bytes",
+            f"page_tables_per_{unit}_bytes",
+            f"lowfree_consumed_per_{unit}_bytes")
+
+
+def stats(prefix):
+    return tuple(prefix + s for s in STATS)
+
+
+@pytest.fixture(scope="session")
+def built():
+    res = subprocess.run(["make", "-s", "-C", str(BENCH), "ARCH=x86_64"],
+                         capture_output=True, text=True, timeout=120)
+    assert res.returncode == 0, res.stdout + res.stderr
+    for prog in PROGRAMS:
+        assert os.access(OUT / prog, os.X_OK), prog
+    # the image packs every executable of out/<arch>: programs only
+    execs = {p.name for p in OUT.iterdir()
+             if p.is_file() and os.access(p, os.X_OK)}
+    assert execs == set(PROGRAMS)
+    return OUT
+
+
+def run(out, prog, *args, timeout=30):
+    return subprocess.run([str(out / prog), *args], capture_output=True,
+                          text=True, timeout=timeout)
+
+
+def parse(stdout):
+    """Every stdout line is RMB-RESULT/RMB-ERROR + one JSON object."""
+    results, errors = [], []
+    for line in stdout.splitlines():
+        tag, _, payload = line.partition(" ")
+        assert tag in ("RMB-RESULT", "RMB-ERROR"), line
+        value = json.loads(payload)
+        assert isinstance(value, dict), line
+        (results if tag == "RMB-RESULT" else errors).append(value)
+    return results, errors
+
+
+def check_units(rec):
+    for key, value in rec.items():
+        if key in IDENTITY or key in PARAMS:
+            continue
+        assert key.endswith(UNITS), f"field {key} carries no unit"
+        assert isinstance(value, (int, float)), (key, value)
+
+
+CASES = {
+    "vma-count": ("rmb-vma", ["V=200"],
+                  ("vmas_count", "create_ns", "create_per_vma_ns",
+                   "sizeof_vm_area_struct_bytes", "slab_total_delta_bytes",
+                   *DELTA, *per("vma"))),
+    "vma-count-gap": ("rmb-vma", ["V=200", "kind=gap"],
+                      ("vmas_count", *DELTA, *per("vma"))),
+    "vma-capacity": ("rmb-vma", ["mode=capacity", "max_vmas=300", "procs=3",
+                                 "low_floor_kb=0"],
+                     ("procs_count", "vmas_count", "vmas_per_proc_count",
+                      "stop", "phase1_stop", *ABSOLUTE, *DELTA,
+                      *per("vma"))),
+    "fork-breadth": ("rmb-fork", ["V=200", "N=4"],
+                     ("children_count", "vmas_count", *stats("fork"),
+                      *DELTA, *per("child"))),
+    "fork-depth": ("rmb-fork", ["mode=depth", "D=4", "pages=64"],
+                   ("generations_count", *ABSOLUTE, *DELTA)),
+    "fork-rate": ("rmb-fork", ["mode=rate", "N=20", "V=50"],
+                  ("rounds_count", "forks_per_s", "elapsed_ns",
+                   *stats("round"))),
+    "mremap-unshared": ("rmb-mremap", ["R_mb=8", "moves=6"],
+                        ("region_pages", *stats("move"), "moves_total_ns",
+                         "move_per_page_ns", *DELTA)),
+    "mremap-unaligned": ("rmb-mremap", ["R_mb=8", "moves=3", "aligned=0"],
+                         ("region_pages", *stats("move"), *DELTA)),
+    "mremap-shared": ("rmb-mremap", ["mode=shared", "R_mb=8", "K=2",
+                                     "moves=4"],
+                      ("region_pages", "children_count", *stats("move"),
+                       *DELTA)),
+    "mremap-swapped": ("rmb-mremap", ["mode=swapped", "R_mb=8", "moves=4"],
+                       ("region_pages", "pageout_method",
+                        "pageout_pswpout_pages", "swap_ptes_pages",
+                        "nonresident_pages", "verify_pswpin_pages",
+                        *stats("move"), *DELTA)),
+    "swap": ("rmb-swap", ["N=4", "mb=32", "passes=1"],
+             ("members_count", "shared_pages", "private_per_member_pages",
+              "working_set_pages", "swap_total_kb", "fill_ns", "passes_ns",
+              "elapsed_ns", "swapout_per_s", "passes_swapout_per_s",
+              "fill_pswpout_pages", "passes_pswpout_pages",
+              "anon_rmap_walk_per_swapout_count",
+              "anon_rmap_visit_per_swapout_count",
+              "anon_rmap_pte_per_swapout_count", "kswapd_cpu_ns",
+              "members_majflt_count", "members_minflt_count",
+              "members_sys_ns", "members_user_ns", *DELTA)),
+    "swap-orphans": ("rmb-swap", ["N=3", "mb=32", "exit_parent=1",
+                                  "shared_pct=80", "passes=2"],
+                     ("members_count", "swapout_per_s", *DELTA)),
+}
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_program_output(built, case):
+    prog, args, fields = CASES[case]
+    res = run(built, prog, *args)
+    results, errors = parse(res.stdout)
+    assert res.returncode == 0 and not errors, res.stdout + res.stderr
+    assert results
+    summary = [r for r in results if r["record"] == "summary"]
+    assert len(summary) == 1
+    for rec in results:
+        check_units(rec)
+        for key in COMMON:
+            assert key in rec, (case, key)
+        assert rec["workload"] == prog.split("-", 1)[1]
+        assert rec["arch"] == "x86_64"
+        assert rec["verify_mismatch_pages"] == 0
+        for arg in args:                 # parameters are echoed
+            key, value = arg.split("=")
+            assert str(rec[key]) == value, (case, key)
+    for key in fields:
+        assert key in summary[0], (case, key)
+    assert summary[0]["verified_pages"] > 0
+    if not Path("/proc/rmapbench").exists():
+        assert summary[0]["scheme"] == "unknown"
+
+
+def test_depth_has_a_line_per_generation(built):
+    results, _ = parse(run(built, "rmb-fork", "mode=depth", "D=5",
+                           "pages=16").stdout)
+    gens = [r["generation"] for r in results if r["record"] == "generation"]
+    assert gens == [0, 1, 2, 3, 4]
+    for rec in results:
+        if rec["record"] == "generation":
+            for key in ABSOLUTE + ("processes_count", "cow_ns"):
+                assert key in rec
+
+
+def test_capacity_steps(built):
+    results, _ = parse(run(built, "rmb-vma", "mode=capacity", "max_vmas=100",
+                           "procs=4", "low_floor_kb=0").stdout)
+    steps = [r for r in results if r["record"] == "step"]
+    assert [s["procs_count"] for s in steps] == [1, 2, 3, 4]
+    summary = results[-1]
+    assert summary["vmas_count"] == 400 and summary["stop"] == "procs"
+
+
+def test_no_swap_reports_zero(built):
+    if Path("/proc/swaps").read_text().count("\n") > 1:
+        pytest.skip("this machine has swap")
+    results, _ = parse(run(built, "rmb-swap", "N=2", "mb=16").stdout)
+    assert results[0]["pswpout_pages"] == 0
+    assert results[0]["swapout_per_s"] == 0
+
+
+BAD = [
+    ("rmb-vma", ["V=0"]),
+    ("rmb-vma", ["V=abc"]),
+    ("rmb-vma", ["V="]),
+    ("rmb-vma", ["V=-5"]),
+    ("rmb-vma", ["foo=1"]),
+    ("rmb-vma", ["V"]),
+    ("rmb-vma", ["mode=bogus"]),
+    ("rmb-vma", ["kind=huge"]),
+    ("rmb-vma", ["procs=3"]),                 # capacity only
+    ("rmb-fork", ["N=0"]),
+    ("rmb-fork", ["N=5000"]),                 # breadth: at most 4096
+    ("rmb-fork", ["mode=depth", "N=3"]),
+    ("rmb-fork", ["mode=depth", "D=0"]),
+    ("rmb-fork", ["V=1", "V=2"]),
+    ("rmb-mremap", ["R_mb=0"]),
+    ("rmb-mremap", ["R_mb=99999999"]),
+    ("rmb-mremap", ["R_mb=1048576"]),         # 1 TB: no memory for it
+    ("rmb-mremap", ["mode=unshared", "K=2"]),
+    ("rmb-mremap", ["moves=0"]),
+    ("rmb-swap", ["N=0"]),
+    ("rmb-swap", ["mb=0"]),
+    ("rmb-swap", ["shared_pct=101"]),
+    ("rmb-swap", ["exit_parent=2"]),
+    ("rmb-swap", ["mb=1048576"]),
+    ("rmb-swap", ["mode=other"]),
+]
+
+
+@pytest.mark.parametrize("prog,args", BAD,
+                         ids=[f"{p}:{' '.join(a)}" for p, a in BAD])
+def test_bad_parameters(built, prog, args):
+    res = run(built, prog, *args)
+    assert res.returncode == 2, res.stdout + res.stderr
+    lines = res.stdout.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("RMB-ERROR "), lines
+    err = json.loads(lines[0].split(" ", 1)[1])
+    assert err["workload"] == prog.split("-", 1)[1] and err["message"]
+    assert "Segmentation" not in res.stderr
+
+
+def test_region_too_large_for_i386():
+    """R_mb beyond a 32-bit address space: exit 2 before any mmap."""
+    res = subprocess.run(["make", "-s", "-C", str(BENCH), "ARCH=i386"],
+                         capture_output=True, text=True, timeout=120)
+    if res.returncode != 0:
+        pytest.skip("no i386 build: " + res.stderr[-200:])
+    res = run(BENCH / "out" / "i386", "rmb-mremap", "R_mb=1023")
+    assert res.returncode == 2
+    assert "address space" in res.stdout and res.stdout.startswith(
+        "RMB-ERROR ")
+
+
+def test_help(built):
+    res = run(built, "rmb-swap", "help")
+    assert res.returncode == 0 and "shared_pct=50" in res.stdout
+
+
+PATTERN_TEST = r"""
+#include "rmb.h"
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+int main(void)
+{
+	struct rmb_json j;
+	size_t n = 16;
+	char *m, *tmp;
+
+	rmb_init("selftest");
+	m = malloc(n * rmb_page);
+	tmp = malloc(rmb_page);
+	rmb_fill(m, n, 7, 0);
+	if (rmb_verify(m, n, 7, 0, 0) || rmb_verify(m, n, 7, 0, 1))
+		return 10;
+	if (rmb_verify(m, n, 8, 0, 0) != n || rmb_verify(m, n, 7, 1, 1) != n)
+		return 11;			/* other seed, shifted index */
+	memset(m + 3 * rmb_page, 0, rmb_page);	/* a zeroed page */
+	memcpy(tmp, m + 5 * rmb_page, rmb_page);	/* two swapped pages */
+	memcpy(m + 5 * rmb_page, m + 6 * rmb_page, rmb_page);
+	memcpy(m + 6 * rmb_page, tmp, rmb_page);
+	m[9 * rmb_page + 100] ^= 1;		/* one flipped bit */
+	if (rmb_verify(m, n, 7, 0, 0) != 4 || rmb_verify(m, n, 7, 0, 1) != 3)
+		return 12;
+	rmb_json_begin(&j);
+	rmb_json_str(&j, "s", "a\"b\\c\nd\te");
+	rmb_json_int(&j, "i_count", -42);
+	rmb_json_dbl(&j, "d_ns", 0.5);
+	rmb_json_dbl(&j, "e_ns", 1e-9);
+	rmb_json_end(&j);
+	return 0;
+}
+"""
+
+
+def test_pattern_and_json_helpers(tmp_path):
+    src = tmp_path / "selftest.c"
+    src.write_text(PATTERN_TEST)
+    exe = tmp_path / "selftest"
+    res = subprocess.run(["gcc", "-std=gnu11", "-Wall", "-Wextra", "-Werror",
+                          "-I", str(BENCH / "lib"), "-o", str(exe), str(src),
+                          str(BENCH / "lib" / "rmb.c"), "-lm"],
+                         capture_output=True, text=True, timeout=60)
+    assert res.returncode == 0, res.stderr
+    res = subprocess.run([str(exe)], capture_output=True, text=True,
+                         timeout=10)
+    assert res.returncode == 0, res.stdout
+    line = res.stdout.strip()
+    assert line.startswith("RMB-RESULT ")
+    value = json.loads(line.split(" ", 1)[1])
+    assert value == {"s": "a\"b\\c\nd\te", "i_count": -42, "d_ns": 0.5,
+                     "e_ns": 1e-9}
+
+
+@pytest.mark.parametrize("mflag", ["-m64", "-m32"])
+def test_sources_compile_without_warnings(mflag):
+    for src in [BENCH / "lib" / "rmb.c",
+                *(BENCH / f"{p}.c" for p in PROGRAMS)]:
+        res = subprocess.run(["gcc", mflag, "-std=gnu11", "-O2", "-Wall",
+                              "-Wextra", "-Werror", "-D_FILE_OFFSET_BITS=64",
+                              "-c", "-o", os.devnull, "-I",
+                              str(BENCH / "lib"), str(src)], capture_output=True, text=True,
+                             timeout=60)
+        assert res.returncode == 0, f"{src.name} {mflag}:\n{res.stderr}"
+        assert not re.search(r"warning", res.stderr), res.stderr

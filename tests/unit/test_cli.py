@@ -1,0 +1,40 @@
+"""The command line's answers to bad input: one line, non-zero exit."""
+
+import subprocess
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def harness(*args, env=None):
+    return subprocess.run([sys.executable, str(REPO / "harness.py"), *args],
+                          capture_output=True, text=True, env=env)
+
+
+def test_no_subcommand_prints_help():
+    res = harness()
+    assert res.returncode == 2
+    assert "usage: harness.py" in res.stdout
+
+
+def test_unknown_stack():
+    res = harness("build", "--stack", "objrmap")
+    assert res.returncode == 2
+    assert res.stderr.strip() == ("harness.py: error: unknown stack "
+                                  "'objrmap': choose one of anon_vma, anonmm")
+
+
+def test_unknown_arch():
+    res = harness("smoke", "--arch", "arm64")
+    assert res.returncode == 2
+    assert "unknown arch 'arm64'" in res.stderr
+
+
+def test_missing_kernel_says_what_to_build(tmp_path):
+    env = {"RMAPBENCH_CACHE": str(tmp_path), "PATH": "/usr/bin:/bin"}
+    res = harness("smoke", "--stack", "anonmm", "--arch", "i386",
+                  "--accel", "tcg", env=env)
+    assert res.returncode == 2
+    assert "no anonmm kernel for i386" in res.stderr
+    assert "harness.py build --stack anonmm --arch i386" in res.stderr

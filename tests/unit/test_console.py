@@ -1,0 +1,100 @@
+"""Parsing guest consoles: sections, steps, results, faults."""
+
+from rmapbench import console
+
+GOOD = """\
+[    0.000000] Linux version 6.1.192
+RMB-SWAP /dev/vda
+RMB-STEP 1/2 info
+RMB-BEGIN rmapbench
+scheme anon_vma
+sizeof_vm_area_struct 136
+RMB-END rmapbench
+RMB-BEGIN meminfo
+MemTotal:         245956 kB
+LowTotal:         870000 kB
+HugePages_Total:       0
+RMB-END meminfo
+RMB-STEP-END 1 rc=0 ms=12
+RMB-STEP 2/2 run rmb-vma V=10
+RMB-RESULT {"workload": "vma", "vmas_count": 10}
+RMB-STEP-END 2 rc=0 ms=340
+RMB-DONE rc=0
+"""
+
+
+def test_sections_and_pairs():
+    con = console.parse(GOOD)
+    assert con.section_pairs("rmapbench") == {
+        "scheme": "anon_vma", "sizeof_vm_area_struct": "136"}
+    assert con.meminfo_kb()["LowTotal"] == 870000
+    assert con.meminfo_kb()["HugePages_Total"] == 0
+    assert con.swap == "/dev/vda"
+    assert con.done_rc == 0
+    assert con.faults == []
+
+
+def test_steps_carry_their_results():
+    con = console.parse(GOOD)
+    assert [s.number for s in con.steps] == [1, 2]
+    assert con.steps[1].command == "run rmb-vma V=10"
+    assert con.steps[1].rc == 0 and con.steps[1].ms == 340
+    assert con.steps[1].results == [{"workload": "vma", "vmas_count": 10}]
+    assert con.steps[0].results == []
+
+
+def test_crlf_and_bad_json_are_tolerated():
+    con = console.parse(GOOD.replace("\n", "\r\n") +
+                        "RMB-RESULT {not json\r\nRMB-STEP-END x\r\n")
+    assert con.done_rc == 0
+    assert "{not json" in con.bad_lines
+    assert "RMB-STEP-END x" in con.bad_lines
+
+
+def fault_kinds(text):
+    return [f.kind for f in console.parse(text).faults]
+
+
+def test_each_fault_kind_is_found():
+    lines = {
+        "[ 1.0] BUG: unable to handle page fault for address": "BUG",
+        "[ 1.0] kernel BUG at mm/rmap.c:1234!": "BUG",
+        "[ 1.0] WARNING: CPU: 0 PID: 1 at mm/rmap.c:99": "WARNING",
+        "[ 1.0] Oops: 0000 [#1] SMP": "Oops",
+        "[ 1.0] Kernel panic - not syncing: Attempted to kill init!":
+            "panic",
+        "[ 1.0] general protection fault, probably for non-canonical":
+            "general protection fault",
+        "[ 1.0] BUG: Bad page state in process x  pfn:1234": "BUG",
+        "[ 1.0] Bad page map in process x  pte:1": "Bad page",
+        "[ 1.0] watchdog: BUG: soft lockup - CPU#0 stuck for 22s!": "BUG",
+        "[ 1.0] INFO: task x:1 blocked for more than 120 seconds.":
+            "hung task",
+        "[ 1.0] rmb-vma[55]: segfault at 0 ip 0 sp 0 error 4":
+            "user segfault",
+        "[ 1.0] BUG kmalloc-64 (Not tainted): Poison overwritten": "BUG",
+    }
+    for line, kind in lines.items():
+        assert fault_kinds(line + "\n") == [kind], line
+
+
+def test_soft_lockup_alone_is_a_fault():
+    assert fault_kinds("[ 1.0] soft lockup on CPU 0\n") == ["soft lockup"]
+
+
+def test_clean_boot_lines_are_not_faults():
+    text = ("[ 0.0] Built 1 zonelists, mobility grouping on.\n"
+            "[ 0.0] CONFIG_DEBUG_VM=y\n"
+            "[ 0.0] x86/fpu: Supporting XSAVE feature 0x001\n"
+            "RMB-ERROR {\"message\": \"BUG: our own words are not faults\"}\n")
+    assert fault_kinds(text) == []
+
+
+def test_fault_excerpt_keeps_context():
+    text = "\n".join(f"line {i}" for i in range(20)) + \
+        "\n[ 2.0] Oops: 0002 [#1]\n" + "\n".join(
+            f"trace {i}" for i in range(60))
+    fault = console.parse(text).faults[0]
+    assert fault.line_number == 21
+    assert "line 19" in fault.excerpt and "trace 0" in fault.excerpt
+    assert "trace 59" not in fault.excerpt

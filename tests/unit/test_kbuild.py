@@ -1,0 +1,115 @@
+"""Series, patches and configs, on small fabricated inputs."""
+
+import subprocess
+
+import pytest
+
+from rmapbench import kbuild
+from rmapbench.errors import UserError
+
+
+def test_read_series_skips_comments_and_resolves(tmp_path):
+    (tmp_path / "a.patch").write_text("")
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "b.patch").write_text("")
+    series = tmp_path / "series"
+    series.write_text("# head\n\na.patch\nsub/b.patch  # trailing\n")
+    assert kbuild.read_series(series) == [
+        (tmp_path / "a.patch").resolve(), (tmp_path / "sub/b.patch").resolve()]
+
+
+def test_read_series_names_the_missing_patch(tmp_path):
+    series = tmp_path / "series"
+    series.write_text("gone.patch\n")
+    with pytest.raises(UserError, match=r"series:1: patch 'gone.patch'"):
+        kbuild.read_series(series)
+
+
+def make_patch(tmp_path, old, new, name="fix.patch"):
+    (tmp_path / "a").mkdir(exist_ok=True)
+    (tmp_path / "b").mkdir(exist_ok=True)
+    (tmp_path / "a" / "f.c").write_text(old)
+    (tmp_path / "b" / "f.c").write_text(new)
+    diff = subprocess.run(["diff", "-u", "a/f.c", "b/f.c"], cwd=tmp_path,
+                          capture_output=True, text=True).stdout
+    patch = tmp_path / name
+    patch.write_text(diff)
+    return patch
+
+
+def test_apply_patch_applies(tmp_path):
+    patch = make_patch(tmp_path, "one\ntwo\nthree\n", "one\n2\nthree\n")
+    tree = tmp_path / "tree"
+    tree.mkdir()
+    (tree / "f.c").write_text("one\ntwo\nthree\n")
+    kbuild.apply_patch(tree, patch)
+    assert (tree / "f.c").read_text() == "one\n2\nthree\n"
+
+
+def test_apply_patch_refuses_fuzz_and_shows_the_hunk(tmp_path):
+    old = "".join(f"l{i}\n" for i in range(10))
+    patch = make_patch(tmp_path, old, old.replace("l5", "five"),
+                       name="0003-broken.patch")
+    tree = tmp_path / "tree"
+    tree.mkdir()
+    # context differs by one line: fuzz 1 would apply it, we must not
+    (tree / "f.c").write_text(old.replace("l3", "other"))
+    with pytest.raises(UserError) as err:
+        kbuild.apply_patch(tree, patch)
+    text = str(err.value)
+    assert "0003-broken.patch does not apply" in text
+    assert "+five" in text and "FAILED" in text
+
+
+def test_parse_config():
+    text = ("#\n# comment\nCONFIG_A=y\n# CONFIG_B is not set\n"
+            'CONFIG_C="x y"\nCONFIG_D=12\n')
+    assert kbuild.parse_config(text) == {
+        "CONFIG_A": "y", "CONFIG_B": "n", "CONFIG_C": '"x y"',
+        "CONFIG_D": "12"}
+
+
+def test_check_fragments_lists_every_miss(tmp_path):
+    frag = tmp_path / "base.config"
+    frag.write_text("CONFIG_A=y\n# CONFIG_B is not set\nCONFIG_C=y\n")
+    config = tmp_path / ".config"
+    config.write_text("CONFIG_A=y\nCONFIG_B=y\n")
+    with pytest.raises(UserError) as err:
+        kbuild.check_fragments(config, [frag])
+    assert "CONFIG_B=n (base.config) but .config has CONFIG_B=y" in str(
+        err.value)
+    assert "CONFIG_C=y (base.config) but .config has CONFIG_C=n" in str(
+        err.value)
+    config.write_text("CONFIG_A=y\nCONFIG_C=y\n")
+    kbuild.check_fragments(config, [frag])
+
+
+def write_configs(monkeypatch, tmp_path, anon_vma, anonmm):
+    for stack, text in (("anon_vma", anon_vma), ("anonmm", anonmm)):
+        out = tmp_path / stack / "out-x86_64"
+        out.mkdir(parents=True)
+        (out / ".config").write_text(text)
+    monkeypatch.setenv("RMAPBENCH_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setattr(kbuild.paths, "build_dir",
+                        lambda s, a: tmp_path / s / f"out-{a}")
+
+
+def test_config_diff_allows_only_the_scheme(monkeypatch, tmp_path):
+    write_configs(monkeypatch, tmp_path, "CONFIG_A=y\n",
+                  "CONFIG_A=y\nCONFIG_ANONMM=y\n")
+    lines, unfair = kbuild.config_diff("x86_64")
+    assert lines == ["CONFIG_ANONMM: anon_vma=n anonmm=y"]
+    assert unfair == []
+
+
+def test_config_diff_flags_other_options(monkeypatch, tmp_path):
+    write_configs(monkeypatch, tmp_path, "CONFIG_A=y\n", "CONFIG_A=m\n")
+    lines, unfair = kbuild.config_diff("x86_64")
+    assert unfair == ["CONFIG_A"]
+
+
+def test_config_diff_without_builds_says_what_to_run(monkeypatch, tmp_path):
+    monkeypatch.setattr(kbuild.paths, "build_dir",
+                        lambda s, a: tmp_path / s / f"out-{a}")
+    with pytest.raises(UserError, match="harness.py build"):
+        kbuild.config_diff("i386")

@@ -1,0 +1,38 @@
+#!/bin/sh
+# Install what rmapbench needs on a Debian 12 machine: the kernel source,
+# the toolchain for two arches, QEMU, and the Python libraries.  Only
+# missing packages are installed; apt-get update runs only then.
+set -eu
+
+PACKAGES="linux-source-6.1 qemu-system-x86 gcc gcc-multilib make bc bison
+flex libelf-dev libssl-dev cpio rsync patch xz-utils ccache busybox-static
+fio stress-ng python3 python3-matplotlib python3-pytest python3-scipy
+dpkg-dev diffstat"
+
+missing=""
+for p in $PACKAGES; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" ||
+		missing="$missing $p"
+done
+
+# i386 packages (busybox-static:i386) are downloaded, never installed,
+# but apt must know the architecture to find them.
+need_update=""
+if ! dpkg --print-foreign-architectures | grep -qx i386; then
+	dpkg --add-architecture i386
+	need_update=1
+fi
+[ -z "$missing" ] || need_update=1
+
+if [ -n "$need_update" ]; then
+	if [ "$(id -u)" -ne 0 ]; then
+		echo "setup: need root to install:$missing (and the i386 dpkg architecture)" >&2
+		exit 1
+	fi
+	apt-get update -q
+fi
+if [ -n "$missing" ]; then
+	echo "setup: installing:$missing"
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -q $missing
+fi
+echo "setup: all packages present"
