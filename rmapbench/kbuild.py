@@ -134,7 +134,8 @@ def apply_patch(tree: Path, patch: Path) -> None:
         run(base + ["--reject-file", rej.name], cwd=tree)
         rejected = rej.read()
     raise UserError(f"patch {patch.name} does not apply to {tree}:\n"
-                    f"{trial.stdout.strip()}\nrejected hunks:\n{rejected}"
+                    f"{(trial.stdout + trial.stderr).strip()}\n"
+                    f"rejected hunks:\n{rejected}"
                     f"fix the patch (the tree will be re-copied on the next "
                     f"build)")
 

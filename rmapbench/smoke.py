@@ -15,7 +15,10 @@ SIZES = ("sizeof_vm_area_struct", "sizeof_mm_struct", "sizeof_anon_vma",
 # i386 gets highmem so that LowTotal/LowFree mean something.
 SMOKE_MEM_MB = {"i386": 1024, "x86_64": 256}
 SMOKE_TIMEOUT_S = 180.0
-SMOKE_PLAN = "info\n"
+# Push a few MB out with MADV_PAGEOUT so that reclaim walks the anon rmap:
+# the counters must then have moved.
+SMOKE_PLAN = "run rmb-mremap mode=swapped R_mb=8 moves=2\ninfo\n"
+MUST_MOVE = ("anon_rmap_walk", "anon_rmap_visit", "anon_rmap_pte", "pswpout")
 
 
 def check(run: guest.GuestRun) -> list[str]:
@@ -32,6 +35,8 @@ def check(run: guest.GuestRun) -> list[str]:
     vmstat = run.console.section_pairs("vmstat")
     problems += [f"/proc/vmstat lacks {c}" for c in COUNTERS
                  if c not in vmstat]
+    problems += [f"{c} stayed 0 although pages were swapped out"
+                 for c in MUST_MOVE if vmstat.get(c, "0") == "0"]
     if run.arch == "i386" and "LowTotal" not in run.console.meminfo_kb():
         problems.append("/proc/meminfo lacks LowTotal (HIGHMEM off?)")
     return problems

@@ -1,0 +1,93 @@
+"""The four kernels, built by 'harness.py build' (make test does it first),
+booted in QEMU: each names its scheme, shows its counters, and a kernel
+or workload failure is reported as a failure, never as a result."""
+
+import shutil
+
+import pytest
+
+from rmapbench import guest, kbuild, paths, smoke
+from rmapbench.errors import UserError
+
+KERNELS = [(s, a) for s in paths.STACKS for a in paths.ARCHES]
+
+
+def require_kernel(stack, arch):
+    if not paths.kernel_image(stack, arch).exists():
+        pytest.fail(f"{stack} {arch} kernel not built: run "
+                    "'harness.py build' (make test does)")
+
+
+@pytest.mark.parametrize("arch", paths.ARCHES)
+def test_configs_differ_only_in_the_scheme(arch):
+    lines, unfair = kbuild.config_diff(arch)
+    assert unfair == [], lines
+
+
+@pytest.mark.parametrize("stack,arch", KERNELS)
+def test_fragments_hold_in_the_built_config(stack, arch):
+    config = paths.build_dir(stack, arch) / ".config"
+    kbuild.check_fragments(config, kbuild.config_fragments(stack, arch))
+
+
+@pytest.mark.parametrize("stack,arch", KERNELS)
+def test_smoke_boot(stack, arch, tmp_path):
+    require_kernel(stack, arch)
+    run = guest.run_plan(stack, arch, smoke.SMOKE_PLAN,
+                         tmp_path / "console.log",
+                         mem_mb=smoke.SMOKE_MEM_MB[arch], swap_mb=64,
+                         timeout_s=smoke.SMOKE_TIMEOUT_S)
+    assert smoke.check(run) == [], run.boot.log.read_text()[-3000:]
+    sizes = run.console.section_pairs("rmapbench")
+    assert int(sizes["sizeof_vm_area_struct"]) > 0
+    if sizes["scheme"] == "anon_vma":
+        assert int(sizes["sizeof_anon_vma_chain"]) > 0
+        assert sizes["sizeof_anonmm"] == "0"
+
+
+def boot_x86_64(tmp_path, plan, timeout_s=120.0, append=""):
+    require_kernel("anon_vma", "x86_64")
+    return guest.run_plan("anon_vma", "x86_64", plan,
+                          tmp_path / "console.log", mem_mb=128,
+                          timeout_s=timeout_s, append=append)
+
+
+def test_a_panic_is_a_failure(tmp_path):
+    # No init to run: the kernel panics looking for a root file system.
+    run = boot_x86_64(tmp_path, "info\n", append="rdinit=/no-such-init")
+    assert run.failure is not None and "panic" in run.failure
+    assert any("Kernel panic" in f.excerpt for f in run.console.faults)
+
+
+def test_a_failing_step_is_a_failure(tmp_path):
+    run = boot_x86_64(tmp_path, "run rmb-vma V=0\ninfo\n")
+    assert run.failure is not None and "rmb-vma V=0" in run.failure
+    assert run.console.steps[0].rc == 2
+    assert run.console.steps[0].errors
+
+
+def test_a_hung_guest_times_out(tmp_path):
+    run = boot_x86_64(tmp_path, "sh sleep 600\n", timeout_s=15.0)
+    assert run.boot.timed_out
+    assert run.failure.startswith("timed out")
+
+
+def test_a_broken_patch_stops_the_build(tmp_path):
+    good = kbuild.read_series(kbuild.series_file("anon_vma"))[0]
+    broken = tmp_path / "0099-broken.patch"
+    # a context line no 6.1 tree has: the hunk cannot apply
+    text = good.read_text().replace(" \tif (rwc->try_lock) {",
+                        " \tif (rwc->try_lock && no_such_thing) {", 1)
+    broken.write_text(text)
+    series = tmp_path / "series"
+    series.write_text(f"{broken}\n")
+    tree = tmp_path / "tree"
+    try:
+        with pytest.raises(UserError) as err:
+            kbuild.prepare(series, tree)
+        message = str(err.value)
+        assert "patch 0099-broken.patch does not apply" in message
+        assert "FAILED" in message and "no_such_thing" in message
+        assert not (tree / kbuild.STAMP).exists()
+    finally:
+        shutil.rmtree(tree, ignore_errors=True)
