@@ -5,8 +5,12 @@
 #   RMB-STEP n/m cmd                a plan step starts
 #   RMB-STEP-END n rc=R ms=T        it ended
 #   RMB-DONE rc=R                   the plan ended (R: failed steps)
-# Plan lines: 'run PROGRAM ARGS...' runs /bench/PROGRAM; 'info' prints the
-# state sections; 'sh CMD...' runs a shell command; '#' lines are skipped.
+# Plan lines ('#' lines are skipped):
+#   swapon / swapoff        swap on the virtio disk /dev/vda (mkswap first)
+#   run PROGRAM ARGS...     runs /bench/PROGRAM
+#   info                    prints the state sections
+#   section NAME CMD...     runs CMD, its output as section NAME
+#   sh CMD...               runs a shell command
 
 /bin/busybox mkdir -p /proc /sys /dev /tmp /sbin /usr/bin /usr/sbin
 /bin/busybox --install -s
@@ -35,18 +39,28 @@ now_ms() {
 }
 
 swap_on() {
-	if [ -b /dev/vda ]; then
-		mkswap /dev/vda >/dev/null && swapon /dev/vda &&
-			echo "RMB-SWAP /dev/vda" && return
-		echo "RMB-SWAP failed"
-	else
+	if [ ! -b /dev/vda ]; then
 		echo "RMB-SWAP none"
+		return 1
 	fi
+	mkswap /dev/vda >/dev/null && swapon /dev/vda &&
+		echo "RMB-SWAP /dev/vda" && return
+	echo "RMB-SWAP failed"
+	return 1
+}
+
+run_section() {
+	name=$1
+	shift
+	echo "RMB-BEGIN $name"
+	"$@"
+	rc=$?
+	echo "RMB-END $name"
+	return $rc
 }
 
 # Workloads create VMAs by the hundred thousand.
 echo 1048576 >/proc/sys/vm/max_map_count
-swap_on
 echo "RMB-CMDLINE $(cat /proc/cmdline)"
 
 failed=0
@@ -59,7 +73,10 @@ while read -r verb rest; do
 	start=$(now_ms)
 	case "$verb" in
 	info) info ;;
+	swapon) swap_on ;;
+	swapoff) swapoff /dev/vda ;;
 	run) set -- $rest; prog=$1; shift; "/bench/$prog" "$@" ;;
+	section) set -- $rest; run_section "$@" ;;
 	sh) sh -c "$rest" ;;
 	*) echo "RMB-ERROR {\"message\":\"unknown plan verb '$verb'\"}"; false ;;
 	esac

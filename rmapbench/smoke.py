@@ -17,7 +17,7 @@ SMOKE_MEM_MB = {"i386": 1024, "x86_64": 256}
 SMOKE_TIMEOUT_S = 180.0
 # Push a few MB out with MADV_PAGEOUT so that reclaim walks the anon rmap:
 # the counters must then have moved.
-SMOKE_PLAN = "run rmb-mremap mode=swapped R_mb=8 moves=2\ninfo\n"
+SMOKE_PLAN = "swapon\nrun rmb-mremap mode=swapped R_mb=8 moves=2\ninfo\n"
 MUST_MOVE = ("anon_rmap_walk", "anon_rmap_visit", "anon_rmap_pte", "pswpout")
 
 

@@ -1,0 +1,137 @@
+"""Running cases: boot each, turn its console into records, store them.
+
+A failed boot (kernel fault, timeout, failed step, data mismatch) gives
+one record with failed=true and the console excerpt; the run goes on.
+"""
+
+import json
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+from . import console as consolemod
+from . import guest, qemu, store
+from .progress import Progress
+from .workloads import SWAP_MB, Case
+
+TAIL_LINES = 30
+
+
+def base_record(case: Case, run_id: str, accel: str) -> dict:
+    return {"run_id": run_id, "experiment": case.experiment,
+            "stack": case.stack, "arch": case.arch, "mem_mb": case.mem_mb,
+            "workload": case.workload, "mode": case.mode,
+            "params": dict(case.params), "rep": case.rep, "boot": case.key(),
+            "accel": accel}
+
+
+def numeric(fields: dict) -> dict:
+    return {k: v for k, v in fields.items()
+            if isinstance(v, (int, float)) and not isinstance(v, bool)}
+
+
+def excerpt(run: guest.GuestRun) -> str:
+    if run.console.faults:
+        return run.console.faults[0].excerpt
+    lines = run.boot.log.read_text(errors="replace").splitlines()
+    return "\n".join(lines[-TAIL_LINES:])
+
+
+def failed_record(base: dict, run: guest.GuestRun) -> dict:
+    scheme = run.console.section_pairs("rmapbench").get("scheme", "unknown")
+    return {**base, "scheme": scheme, "record": "summary", "failed": True,
+            "failure": run.failure, "excerpt": excerpt(run), "metrics": {}}
+
+
+def fio_records(base: dict, con: consolemod.Console, scheme: str) -> list:
+    """The fio JSON section as one record: write bandwidth and IOPS."""
+    text = "\n".join(con.sections.get("fio", []))
+    job = json.loads(text[text.index("{"):])["jobs"][0]["write"]
+    metrics = {"write_bw_kb_per_s": job["bw"], "write_iops_per_s": job["iops"]}
+    return [{**base, "scheme": scheme, "record": "summary", "failed": False,
+             "metrics": metrics}]
+
+
+def workload_records(base: dict, con: consolemod.Console) -> list[dict]:
+    records = []
+    for step in con.steps:
+        for result in step.results:
+            records.append({
+                **base, "scheme": result.get("scheme", "unknown"),
+                "record": result.get("record", "summary"), "failed": False,
+                "metrics": numeric(result)})
+    return records
+
+
+def records_of(case: Case, run: guest.GuestRun, run_id: str,
+               accel: str) -> list[dict]:
+    base = base_record(case, run_id, accel)
+    if run.failure:
+        return [failed_record(base, run)]
+    scheme = run.console.section_pairs("rmapbench").get("scheme", "unknown")
+    try:
+        if case.workload == "fio":
+            return fio_records(base, run.console, scheme)
+        records = workload_records(base, run.console)
+    except (ValueError, KeyError, IndexError) as err:
+        run.failure = f"unreadable results: {err}"
+        return [failed_record(base, run)]
+    if not records:
+        run.failure = "the workload printed no result"
+        return [failed_record(base, run)]
+    return records
+
+
+def run_case(case: Case, rdir: Path, run_id: str, accel: str) -> dict:
+    """Boot one case and store its records; return the boot summary."""
+    log = store.log_file(rdir, case.key())
+    run = guest.run_plan(case.stack, case.arch, case.plan(), log,
+                         mem_mb=case.mem_mb, timeout_s=case.timeout_s,
+                         swap_mb=SWAP_MB, accel=accel, append=case.append,
+                         fio=case.workload == "fio")
+    records = records_of(case, run, run_id, accel)
+    boot = {"key": case.key(), "seconds": round(run.boot.seconds, 2),
+            "failure": run.failure, "command": run.boot.command,
+            "records": records}
+    store.save_boot(rdir, case.key(), boot)
+    return boot
+
+
+def execute(cases: list[Case], rdir: Path, run_id: str, accel: str,
+            jobs: int = 1) -> list[dict]:
+    """Run every case not yet finished, jobs at a time, with progress."""
+    todo = [c for c in cases if not store.boot_done(rdir, c.key())]
+    if len(todo) < len(cases):
+        print(f"resuming {run_id}: {len(cases) - len(todo)} of "
+              f"{len(cases)} boots already finished", flush=True)
+    progress = Progress(len(todo), "boot")
+    done = []
+
+    def one(case: Case) -> dict:
+        progress.note(f"{case.key()} ({accel})")
+        boot = run_case(case, rdir, run_id, accel)
+        progress.step_done()
+        state = f"FAILED: {boot['failure']}" if boot["failure"] else "ok"
+        print(f"  {case.key()}: {state} ({boot['seconds']:.0f}s)",
+              flush=True)
+        return boot
+
+    with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+        for boot in pool.map(one, todo):
+            done.append(boot)
+    store.write_records(rdir)
+    return done
+
+
+def wait_note(seconds: float) -> str:
+    return time.strftime("%H:%M:%S", time.localtime(time.time() + seconds))
+
+
+def check_memory(cases: list[Case]) -> None:
+    """Refuse sizes a guest cannot boot in before starting anything."""
+    for case in cases:
+        if case.mem_mb < qemu.MIN_MEM_MB:
+            from .errors import UserError
+            raise UserError(f"guest memory {case.mem_mb} MB "
+                            f"({case.experiment}, {case.arch}) is below "
+                            f"the {qemu.MIN_MEM_MB} MB a guest needs")
