@@ -4,7 +4,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from . import kbuild, paths, smoke
+from . import kbuild, paths, runner, smoke, store, workloads
 from .errors import UserError
 
 
@@ -53,6 +53,70 @@ def cmd_smoke(args: argparse.Namespace) -> int:
     return status
 
 
+def add_run_options(p: argparse.ArgumentParser, reps: int) -> None:
+    add_targets(p)
+    p.add_argument("--reps", type=int, default=reps,
+                   help=f"repetitions of every point (default {reps})")
+    p.add_argument("--run-id", help="results/<run-id>; the default names "
+                   "the inputs, so running the same command again resumes")
+    p.add_argument("--accel", default="auto", help="auto, kvm or tcg")
+    p.add_argument("--jobs", type=int, default=1,
+                   help="guests at a time (default 1: a 2-core machine)")
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    exp = workloads.custom(args.workload, args.mode, args.param or [],
+                           args.mem, arches_arg(args.arch), args.timeout)
+    rdir = runner.run_experiments(
+        [exp], stacks_arg(args.stack), list(exp.arches), args.reps,
+        args.run_id, f"run-{args.workload}", args.accel, args.jobs)
+    return finish(rdir, args.no_report)
+
+
+def cmd_compare(args: argparse.Namespace) -> int:
+    names = args.experiments.split(",") if args.experiments else [
+        e.name for e in workloads.DEFAULT_EXPERIMENTS]
+    rdir = runner.run_experiments(
+        workloads.by_name(names), stacks_arg(args.stack),
+        arches_arg(args.arch), args.reps, args.run_id, "compare",
+        args.accel, args.jobs)
+    return finish(rdir, args.no_report)
+
+
+def finish(rdir: Path, no_report: bool) -> int:
+    """Plots and report for a finished run; 1 if any boot failed."""
+    records = store.load_records(rdir)
+    failed = sum(1 for r in records if r["failed"])
+    if not no_report:
+        report_run(rdir)
+    print(f"{len(records)} records, {failed} failed, in {rdir}")
+    return 1 if failed else 0
+
+
+def report_run(rdir: Path) -> Path:
+    from . import plots, report
+    records = store.load_records(rdir)
+    plot_files = plots.make_plots(records, paths.PLOTS / rdir.name)
+    out = report.write_report(rdir, records, store.load_metadata(rdir),
+                              plot_files)
+    print(f"report: {out}")
+    return out
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    report_run(store.run_dir(args.run_id))
+    return 0
+
+
+def cmd_plot(args: argparse.Namespace) -> int:
+    from . import plots
+    rdir = store.run_dir(args.run_id)
+    for path in plots.make_plots(store.load_records(rdir),
+                                 paths.PLOTS / rdir.name):
+        print(path)
+    return 0
+
+
 def make_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="harness.py",
@@ -72,6 +136,33 @@ def make_parser() -> argparse.ArgumentParser:
     p.add_argument("--accel", default="auto", help="auto, kvm or tcg")
     p.add_argument("--logdir", help="where the consoles go")
     p.set_defaults(func=cmd_smoke)
+    p = sub.add_parser("run", help="run one workload over a custom sweep")
+    p.add_argument("--workload", required=True,
+                   help=f"one of {', '.join(workloads.MODES)}")
+    p.add_argument("--mode", help="the workload's mode (default: its first)")
+    p.add_argument("--param", action="append", metavar="KEY=V1,V2",
+                   help="a parameter and its values; repeat for more")
+    p.add_argument("--mem", metavar="MB1,MB2",
+                   help="guest memory sizes (default per arch)")
+    p.add_argument("--timeout", type=float, default=600.0,
+                   help="seconds per boot (default 600)")
+    p.add_argument("--no-report", action="store_true")
+    add_run_options(p, reps=3)
+    p.set_defaults(func=cmd_run)
+    p = sub.add_parser("compare", help="the default comparison: every "
+                       "experiment, both stacks, both arches, report")
+    p.add_argument("--experiments", help="comma-separated subset of: " +
+                   ", ".join(e.name for e in workloads.DEFAULT_EXPERIMENTS))
+    p.add_argument("--no-report", action="store_true")
+    add_run_options(p, reps=3)
+    p.set_defaults(func=cmd_compare)
+    p = sub.add_parser("report", help="write results/<run-id>/report.md "
+                       "and its plots")
+    p.add_argument("run_id")
+    p.set_defaults(func=cmd_report)
+    p = sub.add_parser("plot", help="write plots/<run-id>/*.png and .svg")
+    p.add_argument("run_id")
+    p.set_defaults(func=cmd_plot)
     return parser
 
 

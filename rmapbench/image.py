@@ -70,7 +70,34 @@ def bench_binaries(arch: str) -> list[Path]:
                   if p.is_file() and os.access(p, os.X_OK))
 
 
-def stage(arch: str, root: Path) -> None:
+def shared_libraries(binary: Path) -> list[Path]:
+    """The libraries ldd says binary needs, the dynamic loader included."""
+    res = subprocess.run(["ldd", str(binary)], capture_output=True,
+                         text=True)
+    if res.returncode != 0:
+        raise UserError(f"ldd {binary} failed: {res.stderr.strip()}")
+    libs = []
+    for line in res.stdout.splitlines():
+        words = line.split()
+        if "=>" in words and len(words) > words.index("=>") + 1:
+            libs.append(Path(words[words.index("=>") + 1]))
+        elif words and words[0].startswith("/"):
+            libs.append(Path(words[0]))
+    return libs
+
+
+def stage_fio(root: Path) -> None:
+    """Debian's fio with its libraries, at their own paths (x86_64 only)."""
+    fio = Path("/usr/bin/fio")
+    if not fio.exists():
+        raise UserError("fio not installed: run 'make setup'")
+    for path in [fio] + shared_libraries(fio):
+        target = root / path.relative_to("/")
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(path.resolve(), target)
+
+
+def stage(arch: str, root: Path, with_fio: bool = False) -> None:
     """Lay out the guest's root file system in root."""
     for d in ("bin", "bench", "dev", "proc", "sys", "tmp"):
         (root / d).mkdir(parents=True, exist_ok=True)
@@ -79,6 +106,11 @@ def stage(arch: str, root: Path) -> None:
     (root / "init").chmod(0o755)
     for prog in bench_binaries(arch):
         shutil.copy2(prog, root / "bench" / prog.name)
+    if with_fio:
+        if arch != "x86_64":
+            raise UserError(f"fio is packed for x86_64 guests only, "
+                            f"not {arch}")
+        stage_fio(root)
 
 
 def cpio(root: Path, out: Path) -> None:
@@ -101,12 +133,19 @@ def tree_digest(root: Path) -> str:
     return h.hexdigest()[:16]
 
 
-def build_image(arch: str) -> Path:
-    """The base initramfs for arch, rebuilt only when its content changed."""
+def build_image(arch: str, with_fio: bool = False) -> Path:
+    """The base initramfs for arch, rebuilt only when its content changed.
+
+    fio and its ~80 MB of libraries go only into the image of the boots
+    that measure the swap device's ceiling: in every other guest they
+    would take memory the workloads measure.
+    """
     with tempfile.TemporaryDirectory(prefix="rmapbench-root-") as tmp:
         root = Path(tmp)
-        stage(arch, root)
-        image = images_dir() / f"initramfs-{arch}-{tree_digest(root)}.cpio"
+        stage(arch, root, with_fio)
+        kind = "fio-" if with_fio else ""
+        image = images_dir() / \
+            f"initramfs-{arch}-{kind}{tree_digest(root)}.cpio"
         if not image.exists():
             image.parent.mkdir(parents=True, exist_ok=True)
             partial = image.with_suffix(".part")

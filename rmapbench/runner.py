@@ -5,13 +5,14 @@ one record with failed=true and the console excerpt; the run goes on.
 """
 
 import json
-import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from . import console as consolemod
-from . import guest, qemu, store
+from . import guest, paths, qemu, store
+from .errors import UserError
 from .progress import Progress
+from . import environment, kbuild, workloads
 from .workloads import SWAP_MB, Case
 
 TAIL_LINES = 30
@@ -123,15 +124,46 @@ def execute(cases: list[Case], rdir: Path, run_id: str, accel: str,
     return done
 
 
-def wait_note(seconds: float) -> str:
-    return time.strftime("%H:%M:%S", time.localtime(time.time() + seconds))
-
-
 def check_memory(cases: list[Case]) -> None:
     """Refuse sizes a guest cannot boot in before starting anything."""
     for case in cases:
         if case.mem_mb < qemu.MIN_MEM_MB:
-            from .errors import UserError
             raise UserError(f"guest memory {case.mem_mb} MB "
                             f"({case.experiment}, {case.arch}) is below "
                             f"the {qemu.MIN_MEM_MB} MB a guest needs")
+
+
+def require_kernels(cases: list[Case]) -> None:
+    for stack, arch in sorted({(c.stack, c.arch) for c in cases}):
+        if not paths.kernel_image(stack, arch).exists():
+            raise UserError(f"no {stack} kernel for {arch}: run "
+                            f"'harness.py build --stack {stack} "
+                            f"--arch {arch}' (or 'make kernels')")
+
+
+def run_experiments(experiments: list, stacks: list[str], arches: list[str],
+                    reps: int, run_id: str | None, prefix: str,
+                    accel: str, jobs: int) -> Path:
+    """Expand, check, run (resuming) and store; return the run directory."""
+    if reps < 1:
+        raise UserError(f"--reps must be at least 1, not {reps}")
+    cases = workloads.expand(experiments, stacks, arches, reps)
+    if not cases:
+        raise UserError("nothing to run: no experiment applies to arch(es) "
+                        f"{', '.join(arches)}")
+    check_memory(cases)
+    require_kernels(cases)
+    accel = guest.choose_accel(accel)
+    if run_id is None:
+        # the same inputs give the same id, so a re-run resumes
+        what = (workloads.describe(experiments), environment.inputs_digest(),
+                stacks, arches, reps, accel)
+        run_id = f"{prefix}-{kbuild.digest([], extra=repr(what))[:10]}"
+    rdir = store.run_dir(run_id)
+    meta = rdir / "metadata.json"
+    if not meta.exists():
+        store.write_json(meta, environment.collect(
+            run_id, accel, reps, arches, workloads.describe(experiments)))
+    print(f"run {run_id}: {len(cases)} boots in {rdir}", flush=True)
+    execute(cases, rdir, run_id, accel, jobs)
+    return rdir

@@ -65,7 +65,7 @@ class Case:
     def plan(self) -> str:
         """The guest plan: swap on, state before, the workload, after."""
         if self.workload == "fio":
-            return f"section fio fio {FIO_ARGS}\n"
+            return f"info\nsection fio fio {FIO_ARGS}\n"
         args = " ".join([f"mode={self.mode}"] +
                         [f"{k}={v}" for k, v in self.params])
         return f"swapon\ninfo\nrun {PROGRAMS[self.workload]} {args}\ninfo\n"
