@@ -94,8 +94,8 @@ def finish(rdir: Path, no_report: bool) -> int:
 
 
 def report_run(rdir: Path) -> Path:
-    from . import plots, report
     records = store.load_records(rdir)
+    from . import plots, report
     plot_files = plots.make_plots(records, paths.PLOTS / rdir.name)
     out = report.write_report(rdir, records, store.load_metadata(rdir),
                               plot_files)

@@ -77,7 +77,7 @@ DEFAULT_EXPERIMENTS = (
     Experiment("lowmem", "vma", "count", ("i386",),
                sweep={"V": [5000, 20000, 80000]}),
     Experiment("capacity", "vma", "capacity", ("i386",),
-               fixed={"low_floor_kb": 16384},
+               fixed={"low_floor_kb": 16384, "max_vmas": 50000},
                mem_mb={"i386": [1024]}, append="vmalloc=768M",
                timeout_s=900.0),
     Experiment("fork-breadth", "fork", "breadth", paths.ARCHES,

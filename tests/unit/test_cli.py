@@ -38,3 +38,41 @@ def test_missing_kernel_says_what_to_build(tmp_path):
     assert res.returncode == 2
     assert "no anonmm kernel for i386" in res.stderr
     assert "harness.py build --stack anonmm --arch i386" in res.stderr
+
+
+def test_run_unknown_workload():
+    res = harness("run", "--workload", "vmas")
+    assert res.returncode == 2
+    assert "unknown workload 'vmas'" in res.stderr
+
+
+def test_run_malformed_sweep():
+    res = harness("run", "--workload", "fork", "--param", "N=1,,4")
+    assert res.returncode == 2
+    assert "malformed value list '1,,4'" in res.stderr
+
+
+def test_run_memory_too_small():
+    res = harness("run", "--workload", "vma", "--mem", "16")
+    assert res.returncode == 2
+    assert "guest memory 16 MB" in res.stderr
+    assert "below the 64 MB" in res.stderr
+
+
+def test_run_missing_kernel(tmp_path):
+    env = {"RMAPBENCH_CACHE": str(tmp_path), "PATH": "/usr/bin:/bin"}
+    res = harness("run", "--workload", "vma", "--arch", "i386", env=env)
+    assert res.returncode == 2
+    assert "no anon_vma kernel for i386" in res.stderr
+
+
+def test_compare_unknown_experiment():
+    res = harness("compare", "--experiments", "lowmem,vma")
+    assert res.returncode == 2
+    assert "unknown experiment(s) vma" in res.stderr
+
+
+def test_report_of_a_missing_run():
+    res = harness("report", "no-such-run-xyz")
+    assert res.returncode == 2
+    assert "no results at" in res.stderr

@@ -1,0 +1,100 @@
+"""From a guest's console to records, and the store that keeps them."""
+
+from pathlib import Path
+
+import pytest
+
+from rmapbench import console, guest, qemu, runner, store, workloads
+from rmapbench.errors import UserError
+
+CASE = workloads.Case("vma-cost", "anonmm", "x86_64", 512, "vma", "count",
+                      (("V", 100),), 0, 60.0)
+OK_CONSOLE = """\
+RMB-STEP 1/3 swapon
+RMB-STEP-END 1 rc=0 ms=5
+RMB-BEGIN rmapbench
+scheme anonmm
+RMB-END rmapbench
+RMB-STEP 2/3 run rmb-vma mode=count V=100
+RMB-RESULT {"workload":"vma","mode":"count","record":"summary","scheme":"anonmm","kind":"split","vmas_count":100,"slab_total_per_vma_bytes":150.5}
+RMB-STEP-END 2 rc=0 ms=300
+RMB-DONE rc=0
+"""
+
+
+def fake_run(tmp_path: Path, text: str, timed_out=False) -> guest.GuestRun:
+    log = tmp_path / "console.log"
+    log.write_text(text)
+    boot = qemu.BootResult(log, 1.0, timed_out, None if timed_out else 0, [])
+    con = console.parse(text)
+    return guest.GuestRun("anonmm", "x86_64", boot, con,
+                          guest.verdict(boot, con))
+
+
+def test_results_become_records(tmp_path):
+    (rec,) = runner.records_of(CASE, fake_run(tmp_path, OK_CONSOLE), "r",
+                               "tcg")
+    assert rec["failed"] is False and rec["scheme"] == "anonmm"
+    assert rec["metrics"] == {"vmas_count": 100,
+                              "slab_total_per_vma_bytes": 150.5}
+    assert rec["params"] == {"V": 100} and rec["boot"] == CASE.key()
+
+
+def test_a_fault_is_a_failed_record_without_numbers(tmp_path):
+    text = OK_CONSOLE.replace(
+        "RMB-DONE", "[ 9.0] BUG: Bad page state in process rmb-vma\nRMB-DONE")
+    (rec,) = runner.records_of(CASE, fake_run(tmp_path, text), "r", "tcg")
+    assert rec["failed"] is True and rec["metrics"] == {}
+    assert "kernel fault" in rec["failure"]
+    assert "Bad page state" in rec["excerpt"]
+
+
+def test_a_timeout_is_a_failed_record(tmp_path):
+    text = OK_CONSOLE.split("RMB-STEP 2/3")[0]
+    (rec,) = runner.records_of(CASE, fake_run(tmp_path, text, True), "r",
+                               "tcg")
+    assert rec["failed"] and rec["failure"].startswith("timed out")
+
+
+def test_no_result_is_a_failure(tmp_path):
+    text = "\n".join(l for l in OK_CONSOLE.splitlines()
+                     if not l.startswith("RMB-RESULT")) + "\n"
+    (rec,) = runner.records_of(CASE, fake_run(tmp_path, text), "r", "tcg")
+    assert rec["failed"] and "no result" in rec["failure"]
+
+
+def test_fio_section_becomes_a_record(tmp_path):
+    case = workloads.Case("swap-ceiling", "anon_vma", "x86_64", 512, "fio",
+                          "write4k", (), 0, 60.0)
+    text = ("RMB-STEP 1/1 section fio fio\nRMB-BEGIN fio\nnote: x\n"
+            '{"jobs": [{"write": {"bw": 1000, "iops": 250.0}}]}\n'
+            "RMB-END fio\nRMB-STEP-END 1 rc=0 ms=9\nRMB-DONE rc=0\n")
+    (rec,) = runner.records_of(case, fake_run(tmp_path, text), "r", "tcg")
+    assert rec["metrics"] == {"write_bw_kb_per_s": 1000,
+                              "write_iops_per_s": 250.0}
+
+
+def test_store_round_trip_and_resume(tmp_path, monkeypatch):
+    monkeypatch.setattr(store.paths, "RESULTS", tmp_path)
+    rdir = store.run_dir("t-1")
+    assert not store.boot_done(rdir, "k")
+    store.save_boot(rdir, "k", {"records": [{"a": 1}]})
+    assert store.boot_done(rdir, "k")
+    assert store.load_records(rdir) == [{"a": 1}]
+    assert store.write_records(rdir).read_text() == '{"a": 1}\n'
+    assert not list((rdir / "boots").glob(".*"))   # no temporary left
+
+
+def test_store_refuses_bad_ids_and_missing_runs(tmp_path, monkeypatch):
+    monkeypatch.setattr(store.paths, "RESULTS", tmp_path)
+    with pytest.raises(UserError, match="bad run id"):
+        store.run_dir("../x")
+    with pytest.raises(UserError, match="no results"):
+        store.load_records(store.run_dir("absent"))
+
+
+def test_memory_below_boot_minimum_is_refused():
+    small = workloads.Case("t", "anonmm", "x86_64", 32, "vma", "count", (),
+                           0, 60.0)
+    with pytest.raises(UserError, match="32 MB"):
+        runner.check_memory([small])
