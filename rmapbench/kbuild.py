@@ -180,14 +180,31 @@ def make_env() -> dict[str, str]:
     return env
 
 
+def run_with_heartbeat(cmd: list[str], log: Path, what: str,
+                       every_s: float = 30.0) -> int:
+    """Run cmd with output to log, saying every every_s that it still runs."""
+    start = time.monotonic()
+    with open(log, "a") as out:
+        proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT,
+                                env=make_env(), text=True)
+        while True:
+            try:
+                return proc.wait(timeout=every_s)
+            except subprocess.TimeoutExpired:
+                lines = sum(1 for _ in open(log, errors="replace"))
+                print(f"  ... {what}: {fmt_seconds(time.monotonic() - start)}"
+                      f" elapsed, {lines} log lines", flush=True)
+
+
 def make(tree: Path, out: Path, arch: str, targets: list[str],
          log: Path, jobs: int | None = None) -> None:
     """make in tree with O=out (a child of tree); raise with the log tail."""
     out.mkdir(parents=True, exist_ok=True)
     cmd = ["make", "-C", str(tree), f"O={out.name}", f"ARCH={arch}",
            "CC=ccache gcc", f"-j{jobs or os.cpu_count() or 1}"] + targets
-    res = run(cmd, log=log, env=make_env())
-    if res.returncode != 0:
+    returncode = run_with_heartbeat(cmd, log, f"make {' '.join(targets)} "
+                                    f"({tree.name} {arch})")
+    if returncode != 0:
         tail = "\n".join(log.read_text().splitlines()[-30:])
         raise UserError(f"'make {' '.join(targets)}' failed for {tree.name} "
                         f"{arch} (full log {log}):\n{tail}")

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from . import metrics, stats
+from . import stats
 
 log = logging.getLogger(__name__)
 
@@ -28,13 +28,15 @@ STRUCTURES = (("vm_area_struct", "vm_area_struct"), ("anon_vma", "anon_vma"),
 HATCHES = ("", "//", "..", "xx", "\\\\", "--")
 IGNORED_PARAMS = ("seed",)
 
-# figure stem -> the experiments whose records it shows
+# figure stem -> the experiments whose records it shows; an experiment
+# name also stands for its variants ('mremap' for 'mremap-shared', ...)
 FIGURES: dict[str, tuple[str, ...]] = {
     "lowmem": ("lowmem",),
     "vma-size-cost": ("vma-cost", "fork-breadth", "fork-depth"),
-    "swap-mem": ("swap-mem",),
+    "swap-mem": ("swap-mem", "swap-ceiling"),
     "swap-family": ("swap-family",),
-    "mremap": ("mremap",),
+    "mremap": ("mremap", "mremap-unshared", "mremap-shared",
+               "mremap-swapped"),
     "fork-breadth": ("fork-breadth",),
     "capacity": ("capacity",),
 }
@@ -65,11 +67,17 @@ def save(fig: Any, out_dir: Path, stem: str) -> list[Path]:
 
 # --- selecting records and values ---------------------------------------
 
+def of_experiment(rec: dict, experiment: str) -> bool:
+    """rec belongs to experiment or one of its variants (experiment-*)."""
+    name = str(rec.get("experiment", ""))
+    return name == experiment or name.startswith(experiment + "-")
+
+
 def select(records: list[dict], experiment: str, workload: str | None = None,
            record: str = "summary") -> list[dict]:
     """The measurements (not failed) of experiment, of one record kind."""
     return [r for r in records if not stats.is_failed(r)
-            and r.get("experiment") == experiment
+            and of_experiment(r, experiment)
             and (workload is None or r.get("workload") == workload)
             and r.get("record", "summary") == record]
 
@@ -104,8 +112,8 @@ def varying(recs: list[dict], skip: tuple[str, ...]) -> list[str]:
 
 def dims_label(rec: dict, keys: list[str]) -> str:
     d = dims(rec)
-    return " ".join(str(d.get(k)) if k in ("arch", "mem") else f"{k}={d.get(k)}"
-                    for k in keys)
+    return " ".join(str(d.get(k)) if k in ("arch", "mem")
+                    else f"{k}={d.get(k)}" for k in keys)
 
 
 def stack_labels(records: list[dict]) -> dict[str, str]:
@@ -180,11 +188,26 @@ def log_x_if_wide(ax: Any, data: Series) -> None:
         ax.set_xscale("log")
 
 
+def tick_text(value: float, _pos: Any = None) -> str:
+    """1,234,567 rather than 1.2e6 on an axis."""
+    return f"{value:,.0f}" if abs(value) >= 1000 else f"{value:g}"
+
+
+def value_text(value: float) -> str:
+    """A bar's value printed on it."""
+    if abs(value) >= 1e6:
+        return f"{value / 1e6:.2f}M"
+    return f"{value:,.0f}" if abs(value) >= 100 else f"{value:.3g}"
+
+
 def finish(ax: Any, title: str, xlabel: str, ylabel: str) -> None:
+    from matplotlib.ticker import FuncFormatter
     ax.set_title(title)
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
     ax.grid(True, alpha=0.3)
+    if ax.get_yscale() == "linear":
+        ax.yaxis.set_major_formatter(FuncFormatter(tick_text))
     if ax.get_legend_handles_labels()[0]:
         ax.legend(fontsize="small")
 
@@ -333,7 +356,7 @@ def draw_stacked(ax: Any, bars: Bars) -> None:
             if total is not None:
                 ax.errorbar(x, total.mean, yerr=err(total), color="black",
                             capsize=3)
-                ax.annotate(f"{total.mean:.0f}", (x, total.mean),
+                ax.annotate(value_text(total.mean), (x, total.mean),
                             textcoords="offset points", xytext=(0, 4),
                             ha="center", fontsize="small")
     ax.set_xticks(range(len(cats)), cats)
@@ -348,12 +371,12 @@ def stacked_legend(fig: Any, labels: dict[str, str]) -> None:
                       edgecolor="black", label=name)
                 for i, (_, name) in enumerate(STRUCTURES)]
     fig.legend(handles=handles, loc="lower center", ncol=4,
-               fontsize="small", bbox_to_anchor=(0.5, -0.02))
+               fontsize="small", bbox_to_anchor=(0.5, 0.0))
 
 
 def plot_vma_cost(records: list[dict], out_dir: Path) -> list[Path]:
     recs = [r for e in FIGURES["vma-size-cost"] for r in records
-            if r.get("experiment") == e and not stats.is_failed(r)]
+            if of_experiment(r, e) and not stats.is_failed(r)]
     rows = []
     for arch in arches(recs):
         per_vma = {**fresh_bars(records, arch), **forked_bars(records, arch)}
@@ -375,8 +398,8 @@ def plot_vma_cost(records: list[dict], out_dir: Path) -> list[Path]:
             draw_stacked(ax_row[1], per_gen)
             finish(ax_row[1], f"fork chain ({arch})", "",
                    "bytes per generation")
+    fig.tight_layout(rect=(0, 0.07, 1, 1))
     stacked_legend(fig, stack_labels(records))
-    fig.tight_layout(rect=(0, 0.08, 1, 1))
     return save(fig, out_dir, "vma-size-cost")
 
 
@@ -455,14 +478,28 @@ def mremap_category(rec: dict, extra: list[str]) -> tuple[tuple, str]:
 
 def draw_grouped(ax: Any, cells: dict[tuple, dict[str, list[dict]]],
                  labels: list[str], value: Value) -> None:
+    """Side-by-side bars per stack, each labelled with its mean; a log
+    scale when the bars span more than two decades."""
     width = 0.38
+    means = []
     for ci, key in enumerate(cells):
         for si, stack in enumerate(STACK_ORDER):
             s = summary_of(cells[key].get(stack, []), value)
-            if s is not None:
-                ax.bar(ci + (si - 0.5) * width, s.mean, width,
-                       yerr=err(s), capsize=3, color=colour(stack))
+            if s is None:
+                continue
+            x = ci + (si - 0.5) * width
+            ax.bar(x, s.mean, width, yerr=err(s), capsize=3,
+                   color=colour(stack))
+            ax.annotate(value_text(s.mean), (x, s.mean + err(s)),
+                        textcoords="offset points", xytext=(0, 3),
+                        ha="center", fontsize="small")
+            means.append(s.mean)
+    positive = [m for m in means if m > 0]
+    if positive and len(positive) == len(means) and \
+            max(positive) / min(positive) > 100:
+        ax.set_yscale("log")
     ax.set_xticks(range(len(labels)), labels)
+    ax.margins(y=0.12)
 
 
 def plot_mremap(records: list[dict], out_dir: Path) -> list[Path]:
@@ -521,6 +558,7 @@ def plot_fork_breadth(records: list[dict], out_dir: Path) -> list[Path]:
                                            1 / 1024), skip=("N",))
     draw_series(ax2, data, labels)
     log_x_if_wide(ax2, data)
+    ax2.set_ylim(bottom=0)
     finish(ax2, "Kernel memory per child vs children", "children (N)",
            "slab total per child (KiB)")
     fig.tight_layout()
@@ -568,9 +606,3 @@ def make_plots(records: list[dict], out_dir: Path) -> list[Path]:
 def figure_experiments(path: Path) -> tuple[str, ...]:
     """The experiments a written figure shows (by its file name)."""
     return FIGURES.get(path.stem, ())
-
-
-def unit_label(name: str) -> str:
-    """An axis label for a metric from the catalogue: 'label (unit)'."""
-    m = metrics.lookup(name)
-    return f"{m.label} ({m.unit})" if m.unit else m.label

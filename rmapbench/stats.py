@@ -210,7 +210,8 @@ def summarize(values: list[float], deterministic: bool = False
     mean = statistics.fmean(values)
     stddev = ci_low = ci_high = None
     if n > 1:
-        stddev = 0.0 if min(values) == max(values) else statistics.stdev(values)
+        constant = min(values) == max(values)
+        stddev = 0.0 if constant else statistics.stdev(values)
         half = t_quantile(n - 1) * stddev / math.sqrt(n)
         ci_low, ci_high = mean - half, mean + half
     return Summary(n, statistics.median(values), mean, stddev, ci_low,
@@ -359,9 +360,8 @@ def metric_names(key: ConfigKey, stacks: dict[str, list[dict]]) -> list[str]:
     seen: dict[str, None] = {}
     for recs in stacks.values():
         for rec in recs:
-            for name, value in (rec.get("metrics") or {}).items():
-                if (isinstance(value, (int, float)) and not isinstance(value, bool)
-                        and name != "generation"):
+            for name in rec.get("metrics") or {}:
+                if name != "generation" and metric_values([rec], name):
                     seen[name] = None
     return list(seen)
 
