@@ -26,6 +26,9 @@ FAULT_PATTERNS = [
     (re.compile(r"\bsegfault at\b"), "user segfault"),
 ]
 EXCERPT_LINES = 40
+CLOCKSOURCE = re.compile(r"clocksource: Switched to clocksource (\S+)")
+# Clocks too coarse to time anything with (one tick: 4 ms at HZ=250).
+COARSE_CLOCKS = ("jiffies", "refined-jiffies")
 
 
 @dataclass
@@ -53,6 +56,7 @@ class Console:
     faults: list[Fault] = field(default_factory=list)
     done_rc: int | None = None
     swap: str | None = None
+    clocksource: str | None = None
     bad_lines: list[str] = field(default_factory=list)
 
     def section_pairs(self, name: str) -> dict[str, str]:
@@ -143,6 +147,8 @@ def parse(text: str) -> Console:
         elif line.startswith("RMB-BEGIN "):
             section = line.split(" ", 1)[1]
             console.sections[section] = []
+        elif CLOCKSOURCE.search(line):
+            console.clocksource = CLOCKSOURCE.search(line).group(1)
         elif line.startswith("RMB-"):
             try:
                 handle_marker(line, console)

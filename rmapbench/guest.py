@@ -31,6 +31,9 @@ def verdict(boot: qemu.BootResult, con: consolemod.Console) -> str | None:
     if con.done_rc is None:
         return "guest stopped before the end of its plan " \
                f"(qemu exit {boot.qemu_rc})"
+    if con.clocksource in consolemod.COARSE_CLOCKS:
+        return f"guest clock is {con.clocksource}: its timings would be " \
+               "tick-sized (the TSC failed to calibrate)"
     failed = [s for s in con.steps if s.rc not in (0, None) or s.errors]
     if failed:
         return "failed step(s): " + ", ".join(

@@ -90,7 +90,13 @@ def metric(name: str, scale: float = 1.0) -> Value:
 
 
 def param(name: str) -> Callable[[dict], Any]:
-    return lambda rec: (rec.get("params") or {}).get(name)
+    """A parameter as given, else as the workload echoed it (a default
+    the experiment did not set shows only in the result line)."""
+    def value(rec: dict) -> Any:
+        given = (rec.get("params") or {}).get(name)
+        return given if given is not None else \
+            (rec.get("metrics") or {}).get(name)
+    return value
 
 
 def dims(rec: dict) -> dict[str, Any]:
@@ -140,6 +146,12 @@ def err(s: stats.Summary) -> float:
     return s.ci_half if s.n > 1 and s.ci_half is not None else 0.0
 
 
+def yerr(summaries: list[stats.Summary]) -> list[float] | None:
+    """CI half-widths for error bars; None (no bars) when all are 0."""
+    errs = [err(s) for s in summaries]
+    return errs if any(errs) else None
+
+
 Series = dict[tuple[str, str], list[tuple[Any, stats.Summary]]]
 
 
@@ -175,7 +187,7 @@ def draw_series(ax: Any, data: Series, labels: dict[str, str]) -> None:
         style = styles.setdefault(label, LINESTYLES[len(styles) % 4])
         arch = label.split()[0] if label else ""
         ax.errorbar([p[0] for p in pts], [p[1].mean for p in pts],
-                    yerr=[err(p[1]) for p in pts], color=colour(stack),
+                    yerr=yerr([p[1] for p in pts]), color=colour(stack),
                     linestyle=style, marker=ARCH_MARKERS.get(arch, "o"),
                     capsize=3, label=" ".join(
                         t for t in (labels.get(stack, stack), label) if t))
@@ -354,8 +366,9 @@ def draw_stacked(ax: Any, bars: Bars) -> None:
                     bottom += mean
             total = stats.summarize([sum(r) for r in reps])
             if total is not None:
-                ax.errorbar(x, total.mean, yerr=err(total), color="black",
-                            capsize=3)
+                if err(total):
+                    ax.errorbar(x, total.mean, yerr=err(total),
+                                color="black", capsize=3)
                 ax.annotate(value_text(total.mean), (x, total.mean),
                             textcoords="offset points", xytext=(0, 4),
                             ha="center", fontsize="small")
@@ -466,14 +479,13 @@ MREMAP_MODES = ("unshared", "shared", "swapped")
 def mremap_category(rec: dict, extra: list[str]) -> tuple[tuple, str]:
     """(sort key, label) of a record: its mode and sharing, arch apart."""
     mode = str(rec.get("mode"))
-    p = rec.get("params") or {}
-    label = {"shared": f"shared\nK={p.get('K')}",
-             "swapped": f"swapped\n{p.get('swap_pct')}%"}.get(mode, mode)
+    k, pct = param("K")(rec), param("swap_pct")(rec)
+    label = {"shared": f"shared\nK={k}",
+             "swapped": f"swapped\n{pct}%"}.get(mode, mode)
     if extra:
         label += "\n" + dims_label(rec, extra)
     order = MREMAP_MODES.index(mode) if mode in MREMAP_MODES else 9
-    return (order, p.get("K") or 0, p.get("swap_pct") or 0,
-            dims_label(rec, extra)), label
+    return (order, k or 0, pct or 0, dims_label(rec, extra)), label
 
 
 def draw_grouped(ax: Any, cells: dict[tuple, dict[str, list[dict]]],
@@ -488,7 +500,7 @@ def draw_grouped(ax: Any, cells: dict[tuple, dict[str, list[dict]]],
             if s is None:
                 continue
             x = ci + (si - 0.5) * width
-            ax.bar(x, s.mean, width, yerr=err(s), capsize=3,
+            ax.bar(x, s.mean, width, yerr=yerr([s]), capsize=3,
                    color=colour(stack))
             ax.annotate(value_text(s.mean), (x, s.mean + err(s)),
                         textcoords="offset points", xytext=(0, 3),
@@ -498,8 +510,9 @@ def draw_grouped(ax: Any, cells: dict[tuple, dict[str, list[dict]]],
     if positive and len(positive) == len(means) and \
             max(positive) / min(positive) > 100:
         ax.set_yscale("log")
+    else:
+        ax.set_ylim(bottom=0, top=max(means + [0]) * 1.15 or 1)
     ax.set_xticks(range(len(labels)), labels)
-    ax.margins(y=0.12)
 
 
 def plot_mremap(records: list[dict], out_dir: Path) -> list[Path]:

@@ -199,8 +199,23 @@ NOT_PORTED = ("**The anonmm stack does not yet run anonmm**: every record "
               "anon_vma and **no verdict about anonmm is possible**.")
 
 
+def single_repetition(records: list[dict]) -> bool:
+    """No configuration of any stack has two measured repetitions."""
+    seen: dict[tuple, set] = {}
+    for rec in records:
+        if not stats.is_failed(rec):
+            key = (stats.config_key(rec), rec.get("stack"))
+            seen.setdefault(key, set()).add(rec.get("rep"))
+    return bool(seen) and all(len(reps) < 2 for reps in seen.values())
+
+
 def warnings(records: list[dict], accel_tcg: bool) -> list[str]:
     out = []
+    if single_repetition(records):
+        out += ["> **WARNING: one repetition.** No configuration was "
+                "measured twice: there are no confidence intervals and no "
+                "significance tests, so no scheme can be said to win. Run "
+                "with --reps 3 or more.", ""]
     if accel_tcg:
         out += ["> **WARNING: TCG.** These guests ran under QEMU's TCG "
                 "emulation, not KVM: every timing (ns, per-second rates) is "
@@ -269,8 +284,12 @@ def config_diff(metadata: dict) -> list[str]:
         return out + ["Not recorded.", ""]
     for arch, value in sorted(diff.items()):
         lines, unfair = diff_lines(value)
+        if not lines:
+            out += [f"**{arch}**: the configurations are identical (not "
+                    f"even a scheme option differs).", ""]
+            continue
         out.append(f"**{arch}**: {len(lines)} symbol(s) differ")
-        out += ["", "```"] + (lines or ["(none)"]) + ["```", ""]
+        out += ["", "```"] + lines + ["```", ""]
         if unfair:
             out += [f"Beyond the scheme option: {', '.join(unfair)}: the "
                     f"comparison is not fair on {arch}.", ""]
@@ -441,7 +460,7 @@ def mode_verdict(cs: stats.ConfigStats, entry: metrics.Entry,
         text = f"no significant difference in {first.label} " \
                f"({ratio_cell(c.ratio)})."
     else:
-        text = f"{first.label}: no test ({c.note or 'not measured'})."
+        text = f"{first.label}: no test ({untested_reason(c)})."
     also, same, untested = [], [], []
     for m in rest:
         c = cs.comparisons[m.name]
@@ -460,9 +479,15 @@ def mode_verdict(cs: stats.ConfigStats, entry: metrics.Entry,
     if same:
         text += " No significant difference: " + ", ".join(same) + "."
     if untested:
-        text += " No test (n=1 or a stack missing): " + \
+        text += " No test (one repetition or a stack missing): " + \
             ", ".join(untested) + "."
     return head + text, result
+
+
+def untested_reason(c: stats.Comparison) -> str:
+    if c.note.startswith("n=1"):
+        return "one repetition only"
+    return c.note or "not measured"
 
 
 def tally(analysis: list[stats.ConfigStats], workload: str) -> str:

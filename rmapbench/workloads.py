@@ -26,7 +26,8 @@ SWAP_MB = 1024
 # libraries are not in the image.
 FIO_ARCHES = ("x86_64",)
 FIO_ARGS = ("--name=ceiling --filename=/dev/vda --rw=write --bs=4k "
-            "--direct=1 --ioengine=psync --size=256M --output-format=json")
+            "--direct=1 --ioengine=libaio --iodepth=32 --size=256M "
+            "--output-format=json")
 
 
 @dataclass(frozen=True)

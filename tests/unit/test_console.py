@@ -98,3 +98,17 @@ def test_fault_excerpt_keeps_context():
     assert fault.line_number == 21
     assert "line 19" in fault.excerpt and "trace 0" in fault.excerpt
     assert "trace 59" not in fault.excerpt
+
+
+def test_clocksource_is_read_and_a_jiffies_clock_fails_the_boot(tmp_path):
+    from rmapbench import guest, qemu
+    text = ("[ 0.4] clocksource: Switched to clocksource refined-jiffies\n"
+            "[ 1.8] clocksource: Switched to clocksource tsc\n" + GOOD)
+    con = console.parse(text)
+    assert con.clocksource == "tsc"
+    boot = qemu.BootResult(tmp_path / "log", 1.0, False, 0, [])
+    assert guest.verdict(boot, con) is None
+    con = console.parse(text.replace("clocksource tsc", "clocksource pit")
+                        .replace("pit\n", "jiffies\n"))
+    assert con.clocksource == "jiffies"
+    assert "guest clock is jiffies" in guest.verdict(boot, con)

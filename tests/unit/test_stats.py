@@ -37,13 +37,14 @@ def test_identical_samples_have_no_spread():
     assert s.stddev == 0 and (s.ci_low, s.ci_high) == (5, 5)
     assert s.constant and not s.exact
     assert stats.summarize([5.0, 5.0], deterministic=True).exact
+    assert not stats.summarize([5.0], deterministic=True).exact   # n=1
 
 
 def test_t_table_without_scipy_matches_scipy(monkeypatch):
     scipy_t = pytest.importorskip("scipy.stats").t
-    for df in (1, 2, 2.5, 4, 7.3, 30, 35, 90, 500):
+    for df in (1, 1.1, 1.6, 2, 2.7, 4, 7.3, 30, 35, 90, 700, 1e6):
         assert stats.table_t975(df) == pytest.approx(scipy_t.ppf(0.975, df),
-                                                     abs=0.012)
+                                                     rel=0.004)
     monkeypatch.setattr(stats, "_scipy_t", False)
     assert stats.t_quantile(4) == 2.776
     assert stats.t_quantile(1e9) == pytest.approx(1.96, abs=1e-3)
@@ -115,7 +116,8 @@ def test_clearly_different_samples_are_marked():
 def test_overlapping_and_identical_samples_are_not_marked():
     c = stats.compare("m", stats.summarize([10.0, 11, 9]),
                       stats.summarize([10.2, 10.8, 9.1]))
-    assert c.mark == "" and c.p_value > 0.05 and c.winner(metrics.LOWER) is None
+    assert c.mark == "" and c.p_value > 0.05
+    assert c.winner(metrics.LOWER) is None
     same = stats.compare("m", stats.summarize([5.0, 5, 5]),
                          stats.summarize([5.0, 5, 5]))
     assert same.mark == "" and same.ratio.value == 1 and same.note == "equal"
@@ -151,7 +153,7 @@ def test_missing_stack_and_n1_get_no_mark():
 def test_group_keeps_failed_apart_and_keys_configurations():
     recs = fabricate.full_run(reps=2)
     grouped = stats.group(recs)
-    assert len(grouped.failed) == 4
+    assert len(grouped.failed) == 1 + 2     # swap-mem once, fork-rate x2
     assert all(r["failed"] for r in grouped.failed)
     for key, stacks in grouped.configs.items():
         for stack, rs in stacks.items():
