@@ -66,7 +66,8 @@ def add_run_options(p: argparse.ArgumentParser, reps: int) -> None:
 
 def cmd_run(args: argparse.Namespace) -> int:
     exp = workloads.custom(args.workload, args.mode, args.param or [],
-                           args.mem, arches_arg(args.arch), args.timeout)
+                           args.mem, arches_arg(args.arch), args.timeout,
+                           args.append)
     rdir = runner.run_experiments(
         [exp], stacks_arg(args.stack), list(exp.arches), args.reps,
         args.run_id, f"run-{args.workload}", args.accel, args.jobs)
@@ -146,6 +147,8 @@ def make_parser() -> argparse.ArgumentParser:
                    help="guest memory sizes (default per arch)")
     p.add_argument("--timeout", type=float, default=600.0,
                    help="seconds per boot (default 600)")
+    p.add_argument("--append", default="", metavar="ARGS",
+                   help="extra kernel command line arguments")
     p.add_argument("--no-report", action="store_true")
     add_run_options(p, reps=3)
     p.set_defaults(func=cmd_run)

@@ -6,8 +6,9 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 KERNELS = REPO / "kernels"
 BENCH = REPO / "bench"
-RESULTS = REPO / "results"
-PLOTS = REPO / "plots"
+# RMAPBENCH_RESULTS / RMAPBENCH_PLOTS move them (the tests do).
+RESULTS = Path(os.environ.get("RMAPBENCH_RESULTS", REPO / "results"))
+PLOTS = Path(os.environ.get("RMAPBENCH_PLOTS", REPO / "plots"))
 
 STACKS = ("anon_vma", "anonmm")
 ARCHES = ("i386", "x86_64")

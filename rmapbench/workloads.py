@@ -160,7 +160,7 @@ def parse_params(specs: list[str]) -> dict[str, list[object]]:
 
 def custom(workload: str, mode: str | None, params: list[str],
            mem: str | None, arches: list[str],
-           timeout_s: float) -> Experiment:
+           timeout_s: float, append: str = "") -> Experiment:
     """An experiment from the command line (harness.py run)."""
     if workload not in MODES:
         raise UserError(f"unknown workload '{workload}': choose one of "
@@ -178,7 +178,7 @@ def custom(workload: str, mode: str | None, params: list[str],
                             "numbers, e.g. 128,256")
     return Experiment("custom", workload, mode, tuple(arches),
                       sweep=parse_params(params), mem_mb=sizes,
-                      timeout_s=timeout_s)
+                      timeout_s=timeout_s, append=append)
 
 
 def describe(experiments: list[Experiment]) -> str:
