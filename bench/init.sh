@@ -11,6 +11,10 @@
 #   info                    prints the state sections
 #   section NAME CMD...     runs CMD, its output as section NAME
 #   sh CMD...               runs a shell command
+#   sample SECONDS          from now on, every SECONDS print one line
+#                           RMB-SAMPLE t_ms=.. name=value.. (LowFree,
+#                           MemFree, SwapFree kB; slab objects; counters)
+#                           for time series
 
 /bin/busybox mkdir -p /proc /sys /dev /tmp /sbin /usr/bin /usr/sbin
 /bin/busybox --install -s
@@ -59,6 +63,26 @@ run_section() {
 	return $rc
 }
 
+sample_once() {
+	{
+		printf 't_ms=%s' "$(now_ms)"
+		awk '/^(MemFree|LowFree|HighFree|SwapFree|PageTables):/ {
+			sub(":", "", $1); printf " %s_kb=%s", $1, $2 }' /proc/meminfo
+		awk '$1 ~ /^(pswpout|pswpin|pgmajfault|anon_rmap_walk|anon_rmap_visit|anon_rmap_pte)$/ {
+			printf " %s=%s", $1, $2 }' /proc/vmstat
+		awk '$1 ~ /^(vm_area_struct|anon_vma|anon_vma_chain|anonmm)$/ {
+			printf " slab_%s_objs=%s", $1, $2 }' /proc/slabinfo
+		echo
+	} | sed 's/^/RMB-SAMPLE /'
+}
+
+sampler() {
+	while :; do
+		sample_once
+		sleep "$1"
+	done
+}
+
 # Workloads create VMAs by the hundred thousand.
 echo 1048576 >/proc/sys/vm/max_map_count
 echo "RMB-CMDLINE $(cat /proc/cmdline)"
@@ -77,6 +101,7 @@ while read -r verb rest; do
 	swapoff) swapoff /dev/vda ;;
 	run) set -- $rest; prog=$1; shift; "/bench/$prog" "$@" ;;
 	section) set -- $rest; run_section "$@" ;;
+	sample) sampler "$rest" & sampler_pid=$! ;;
 	sh) sh -c "$rest" ;;
 	*) echo "RMB-ERROR {\"message\":\"unknown plan verb '$verb'\"}"; false ;;
 	esac
@@ -85,6 +110,7 @@ while read -r verb rest; do
 	echo "RMB-STEP-END $n rc=$rc ms=$(($(now_ms) - start))"
 done </plan
 
+[ -z "$sampler_pid" ] || kill "$sampler_pid"
 sync
 echo "RMB-DONE rc=$failed"
 reboot -f

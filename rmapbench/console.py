@@ -57,6 +57,7 @@ class Console:
     done_rc: int | None = None
     swap: str | None = None
     clocksource: str | None = None
+    samples: list[dict[str, int]] = field(default_factory=list)
     bad_lines: list[str] = field(default_factory=list)
 
     def section_pairs(self, name: str) -> dict[str, str]:
@@ -131,6 +132,9 @@ def handle_marker(line: str, console: Console) -> None:
         console.done_rc = int(rest.split("=", 1)[1])
     elif tag == "RMB-SWAP":
         console.swap = rest
+    elif tag == "RMB-SAMPLE":
+        console.samples.append({k: int(v) for k, v in (
+            kv.split("=", 1) for kv in rest.split())})
 
 
 def parse(text: str) -> Console:

@@ -39,6 +39,7 @@ FIGURES: dict[str, tuple[str, ...]] = {
                "mremap-swapped"),
     "fork-breadth": ("fork-breadth",),
     "capacity": ("capacity",),
+    "swap-timeline": ("swap-mem",),
 }
 
 Value = Callable[[dict], float | None]
@@ -603,9 +604,42 @@ def plot_capacity(records: list[dict], out_dir: Path) -> list[Path]:
     return save(fig, out_dir, "capacity")
 
 
+# --- (h) swapout over time ------------------------------------------------
+
+def timeline(samples: list[dict], name: str) -> tuple[list, list]:
+    """Seconds since the first sample, and name's growth since then."""
+    rows = [s for s in samples if "t_ms" in s and name in s]
+    if len(rows) < 2:
+        return [], []
+    t0, v0 = rows[0]["t_ms"], rows[0][name]
+    return ([(r["t_ms"] - t0) / 1000 for r in rows],
+            [r[name] - v0 for r in rows])
+
+
+def plot_swap_timeline(records: list[dict], out_dir: Path) -> list[Path]:
+    recs = [r for r in select(records, "swap-mem", "swap")
+            if r.get("rep") == 0 and r.get("samples")]
+    if not recs:
+        return skipped("swap-timeline", "no sampled swap-mem records")
+    plt = _pyplot()
+    labels = stack_labels(records)
+    sizes = sorted({r["mem_mb"] for r in recs})
+    fig, axes = plt.subplots(1, len(sizes), figsize=(5 * len(sizes), 4.5),
+                             squeeze=False)
+    for ax, mem in zip(axes[0], sizes):
+        for rec in (r for r in recs if r["mem_mb"] == mem):
+            x, y = timeline(rec["samples"], "pswpout")
+            ax.plot(x, y, color=colour(rec["stack"]),
+                    label=labels.get(rec["stack"], rec["stack"]))
+        finish(ax, f"Pages swapped out over time ({mem} MB guest)",
+               "time since the first sample (s)", "pswpout (pages)")
+    fig.tight_layout()
+    return save(fig, out_dir, "swap-timeline")
+
+
 PLOTTERS: tuple[Callable[[list[dict], Path], list[Path]], ...] = (
     plot_lowmem, plot_vma_cost, plot_swap_mem, plot_swap_family,
-    plot_mremap, plot_fork_breadth, plot_capacity)
+    plot_mremap, plot_fork_breadth, plot_capacity, plot_swap_timeline)
 
 
 def make_plots(records: list[dict], out_dir: Path) -> list[Path]:

@@ -80,6 +80,8 @@ def records_of(case: Case, run: guest.GuestRun, run_id: str,
     if not records:
         run.failure = "the workload printed no result"
         return [failed_record(base, run)]
+    if run.console.samples:
+        records[-1]["samples"] = run.console.samples
     return records
 
 

@@ -69,7 +69,9 @@ class Case:
             return f"info\nsection fio fio {FIO_ARGS}\n"
         args = " ".join([f"mode={self.mode}"] +
                         [f"{k}={v}" for k, v in self.params])
-        return f"swapon\ninfo\nrun {PROGRAMS[self.workload]} {args}\ninfo\n"
+        sample = "sample 1\n" if self.workload == "swap" else ""
+        return (f"swapon\ninfo\n{sample}run {PROGRAMS[self.workload]} "
+                f"{args}\ninfo\n")
 
 
 DEFAULT_EXPERIMENTS = (

@@ -234,6 +234,11 @@ class Fab:
                              {"N": 4, "mb": 256},
                              lambda rep, s=stack, m=mem:
                              self.swap_metrics(s, m, 4), mem_mb=mem)
+        for rec in self.records:  # rep 0 boots sampled once a second
+            if rec["experiment"] == "swap-mem" and rec["rep"] == 0:
+                rate = rec["metrics"]["swapout_per_s"]
+                rec["samples"] = [{"t_ms": 1000 * t, "pswpout": int(rate * t)}
+                                  for t in range(10)]
         for stack in STACKS:     # fio runs on x86_64 only
             self.add("swap-ceiling", stack, "x86_64", "fio", "write4k", {},
                      lambda rep: {"write_bw_kb_per_s": self.noisy(400000),

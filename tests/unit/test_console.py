@@ -112,3 +112,12 @@ def test_clocksource_is_read_and_a_jiffies_clock_fails_the_boot(tmp_path):
                         .replace("pit\n", "jiffies\n"))
     assert con.clocksource == "jiffies"
     assert "guest clock is jiffies" in guest.verdict(boot, con)
+
+
+def test_samples_are_parsed_and_bad_ones_kept_aside():
+    con = console.parse("RMB-SAMPLE t_ms=1200 LowFree_kb=800 pswpout=5\n"
+                        "RMB-SAMPLE t_ms=2200 LowFree_kb=700 pswpout=9\n"
+                        "RMB-SAMPLE t_ms=x\n")
+    assert con.samples == [{"t_ms": 1200, "LowFree_kb": 800, "pswpout": 5},
+                           {"t_ms": 2200, "LowFree_kb": 700, "pswpout": 9}]
+    assert con.bad_lines == ["RMB-SAMPLE t_ms=x"]
