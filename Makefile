@@ -10,8 +10,8 @@ PYTHON  ?= /usr/bin/python3
 HARNESS := $(PYTHON) harness.py
 PYTEST  := $(PYTHON) -m pytest -q -p no:cacheprovider
 
-.PHONY: all setup kernels smoke config-diff compare test test-unit \
-	test-kernels clean clean-cache
+.PHONY: all setup kernels smoke config-diff compare check-kernels \
+	check-kernels-quick test test-unit clean clean-cache
 
 all: kernels
 
@@ -29,6 +29,13 @@ config-diff: kernels
 
 compare: kernels
 	$(HARNESS) compare
+
+# The correctness suite on the four kernels (docs/correctness.md).
+check-kernels: kernels
+	$(HARNESS) check
+
+check-kernels-quick: kernels
+	$(HARNESS) check --quick
 
 # The kernels are built first (incremental, ccache); then one pytest run:
 # unit tests (seconds), then the integration tests that boot the kernels.

@@ -4,7 +4,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from . import kbuild, paths, runner, smoke, store, workloads
+from . import check, kbuild, paths, runner, smoke, store, workloads
 from .errors import UserError
 
 
@@ -118,6 +118,12 @@ def cmd_plot(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_check(args: argparse.Namespace) -> int:
+    out = Path(args.out) if args.out else check.default_out_dir()
+    return check.run_check(stacks_arg(args.stack), arches_arg(args.arch),
+                           args.accel, args.quick, out)
+
+
 def make_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="harness.py",
@@ -159,6 +165,15 @@ def make_parser() -> argparse.ArgumentParser:
     p.add_argument("--no-report", action="store_true")
     add_run_options(p, reps=3)
     p.set_defaults(func=cmd_compare)
+    p = sub.add_parser("check", help="the correctness suite: torture, the "
+                       "kernel's mm selftests, stress-ng, on each kernel")
+    add_targets(p)
+    p.add_argument("--quick", action="store_true",
+                   help="a subset: under 3 minutes for four kernels (TCG)")
+    p.add_argument("--accel", default="auto", help="auto, kvm or tcg")
+    p.add_argument("--out", help="result directory (default "
+                   "results/check-<date>)")
+    p.set_defaults(func=cmd_check)
     p = sub.add_parser("report", help="write results/<run-id>/report.md "
                        "and its plots")
     p.add_argument("run_id")

@@ -43,13 +43,14 @@ def verdict(boot: qemu.BootResult, con: consolemod.Console) -> str | None:
 
 def run_plan(stack: str, arch: str, plan: str, log: Path, mem_mb: int,
              timeout_s: float, swap_mb: int = 0, accel: str = "tcg",
-             smp: int = 1, append: str = "", fio: bool = False) -> GuestRun:
+             smp: int = 1, append: str = "", fio: bool = False,
+             extra: image.Extra = ()) -> GuestRun:
     """Boot stack's kernel for arch with plan; the console goes to log."""
     kernel = paths.kernel_image(stack, arch)
     if not kernel.exists():
         raise UserError(f"no {stack} kernel for {arch} at {kernel}: run "
                         f"'harness.py build --stack {stack} --arch {arch}'")
-    base = image.build_image(arch, with_fio=fio)
+    base = image.build_image(arch, with_fio=fio, extra=tuple(extra))
     with tempfile.TemporaryDirectory(prefix="rmapbench-initrd-",
                                      dir=paths.cache_dir()) as tmp:
         initrd = image.boot_initrd(base, plan, Path(tmp) / "initrd.cpio")

@@ -97,7 +97,11 @@ def stage_fio(root: Path) -> None:
         shutil.copy2(path.resolve(), target)
 
 
-def stage(arch: str, root: Path, with_fio: bool = False) -> None:
+Extra = tuple[tuple[Path, str], ...]   # (host file, path in the guest)
+
+
+def stage(arch: str, root: Path, with_fio: bool = False,
+          extra: Extra = ()) -> None:
     """Lay out the guest's root file system in root."""
     for d in ("bin", "bench", "dev", "proc", "sys", "tmp"):
         (root / d).mkdir(parents=True, exist_ok=True)
@@ -111,6 +115,10 @@ def stage(arch: str, root: Path, with_fio: bool = False) -> None:
             raise UserError(f"fio is packed for x86_64 guests only, "
                             f"not {arch}")
         stage_fio(root)
+    for src, dst in extra:
+        target = root / dst
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(src, target)
 
 
 def cpio(root: Path, out: Path) -> None:
@@ -133,17 +141,19 @@ def tree_digest(root: Path) -> str:
     return h.hexdigest()[:16]
 
 
-def build_image(arch: str, with_fio: bool = False) -> Path:
+def build_image(arch: str, with_fio: bool = False,
+                extra: Extra = ()) -> Path:
     """The base initramfs for arch, rebuilt only when its content changed.
 
     fio and its ~80 MB of libraries go only into the image of the boots
-    that measure the swap device's ceiling: in every other guest they
-    would take memory the workloads measure.
+    that measure the swap device's ceiling, and the correctness suite's
+    extra files only into its own: in every other guest they would take
+    memory the workloads measure.
     """
     with tempfile.TemporaryDirectory(prefix="rmapbench-root-") as tmp:
         root = Path(tmp)
-        stage(arch, root, with_fio)
-        kind = "fio-" if with_fio else ""
+        stage(arch, root, with_fio, extra)
+        kind = ("fio-" if with_fio else "") + ("extra-" if extra else "")
         image = images_dir() / \
             f"initramfs-{arch}-{kind}{tree_digest(root)}.cpio"
         if not image.exists():

@@ -17,7 +17,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 BENCH = ROOT / "bench"
 OUT = BENCH / "out" / "x86_64"
-PROGRAMS = ("rmb-vma", "rmb-fork", "rmb-mremap", "rmb-swap")
+PROGRAMS = ("rmb-vma", "rmb-fork", "rmb-mremap", "rmb-swap", "rmb-torture")
 UNITS = ("_ns", "_bytes", "_kb", "_pages", "_per_s", "_count")
 # fields that are names or indices, not measurements
 IDENTITY = {"workload", "mode", "record", "scheme", "arch", "kind",

@@ -1,0 +1,182 @@
+"""The correctness suite (rmapbench/check.py, 'harness.py check --quick')
+on the four kernels: every test passes on the anon_vma stack, and the
+anonmm stack passes exactly the same tests.  Under TCG the quick suite
+takes about two minutes for the four kernels.
+
+The last tests feed the suite's judge made-up consoles (no kernel): a
+kernel fault line or a data mismatch must turn into failures."""
+
+import json
+
+import pytest
+
+from rmapbench import check, console, guest, paths, qemu
+
+KERNELS = [(s, a) for s in paths.STACKS for a in paths.ARCHES]
+
+
+@pytest.fixture(scope="module")
+def quick(tmp_path_factory):
+    for stack, arch in KERNELS:
+        if not paths.kernel_image(stack, arch).exists():
+            pytest.fail(f"{stack} {arch} kernel not built: run "
+                        "'harness.py build' (make test does)")
+    out = tmp_path_factory.mktemp("check")
+    rc = check.run_check(list(paths.STACKS), list(paths.ARCHES), "auto",
+                         True, out)
+    result = json.loads((out / "check.json").read_text())
+    return rc, result, out
+
+
+def verdicts_of(result, stack):
+    return {(v["test"], v["kernel"].split("/")[1]): v
+            for v in result["verdicts"]
+            if v["kernel"].split("/")[0] == stack}
+
+
+def test_quick_suite_runs_every_test_on_every_kernel(quick):
+    _, result, out = quick
+    assert (out / "check.md").exists()
+    _, tests = check.catalogue(quick=True)
+    for stack, arch in KERNELS:
+        got = verdicts_of(result, stack)
+        for t in tests:
+            if arch in t.arches:
+                assert (t.name, arch) in got, (t.name, stack, arch)
+        for row in ("no kernel fault", "swapon, final swapoff",
+                    "slabs back to idle"):
+            assert (f"quick: {row}", arch) in got, (row, stack, arch)
+
+
+def test_everything_passes_on_anon_vma(quick):
+    _, result, _ = quick
+    bad = [f"{t} {a}: {v['verdict']} {v['reason']}"
+           for (t, a), v in verdicts_of(result, "anon_vma").items()
+           if v["verdict"] != check.PASS]
+    assert bad == []
+
+
+def test_anonmm_passes_exactly_as_anon_vma(quick):
+    rc, result, _ = quick
+    base = verdicts_of(result, "anon_vma")
+    other = verdicts_of(result, "anonmm")
+    assert set(base) == set(other)
+    differ = [f"{t} {a}: anon_vma {base[(t, a)]['verdict']}, anonmm "
+              f"{other[(t, a)]['verdict']} ({other[(t, a)]['reason']})"
+              for (t, a) in base
+              if base[(t, a)]["verdict"] != other[(t, a)]["verdict"]]
+    assert differ == [] and result["mismatches"] == []
+    assert rc == 0
+
+
+def test_torture_really_swapped_and_verified(quick):
+    _, result, _ = quick
+    for v in result["verdicts"]:
+        if v["test"].startswith("torture-"):
+            d = v["details"]
+            assert d["verified_pages"] > 0, v
+            assert d["pswpout_pages"] > 0, v
+            assert d["pressure_swap_ptes_pages"] > 0, v
+
+
+# ---- the judge, on made-up consoles ----------------------------------------
+
+def fake_run(tmp_path, plan, step_output, arch="x86_64"):
+    """A console in which step n printed step_output.get(n, [])."""
+    lines = ["[    0.000000] Linux version 6.1", "RMB-CMDLINE x"]
+    total = len(plan.lines)
+    for n, line in enumerate(plan.lines, 1):
+        lines.append(f"RMB-STEP {n}/{total} {line}")
+        if line.startswith("section rmapbench"):
+            lines += ["RMB-BEGIN rmapbench", "scheme anon_vma",
+                      "RMB-END rmapbench"]
+        if line.startswith("section slab-"):
+            name = line.split()[1]
+            lines += [f"RMB-BEGIN {name}",
+                      "anon_vma 9 36 112 36 1 : tunables 0 0 0",
+                      "anon_vma_chain 11 42 96 42 1 : tunables 0 0 0",
+                      f"RMB-END {name}"]
+        lines += step_output.get(n, [])
+        lines.append(f"RMB-STEP-END {n} rc=0 ms=10")
+    lines.append("RMB-DONE rc=0")
+    log = tmp_path / "console.log"
+    log.write_text("\n".join(lines) + "\n")
+    con = console.parse(log.read_text())
+    boot = qemu.BootResult(log, 1.0, False, 0, [])
+    return guest.GuestRun("anon_vma", arch, boot, con,
+                          guest.verdict(boot, con))
+
+
+def good_summary(mode):
+    fields = {"workload": "torture", "mode": mode, "record": "summary",
+              "pressure": 1, "verified_pages": 100,
+              "verify_mismatch_pages": 0, "pageout_candidate_pages": 10,
+              "pageout_missed_pages": 0, "pageout_unchecked_count": 0,
+              "pswpout_pages": 10, "anon_rmap_walk_count": 10,
+              "anon_rmap_pte_count": 10, "pressure_count": 1,
+              "pressure_pswpout_pages": 10, "pressure_swap_ptes_pages": 10,
+              "moves_count": 3, "execs_count": 1, "exec_blob_pages": 60,
+              "exec_stack_shift_kb": 100, "swapoff_count": 1,
+              "mremap_anon_copy_pages": 0, "anon_rmap_orphan_pages": 0}
+    return fields
+
+
+def judge(tmp_path, output_for):
+    tests = [check.torture_test("cow", "g", "pages=64"),
+             check.torture_test("mremap", "g", "pages=64")]
+    plan = check.make_plan("g", tests)
+    step_output = {plan.main[t.name]: output_for(t) for t in tests}
+    run = fake_run(tmp_path, plan, step_output)
+    return {v.test: v for v in check.judge_boot(run, plan, tests,
+                                                "anon_vma/x86_64")}
+
+
+def result_line(fields):
+    return "RMB-RESULT " + json.dumps(fields)
+
+
+def test_judge_passes_a_clean_console(tmp_path):
+    got = judge(tmp_path, lambda t: [result_line(good_summary(
+        t.name.split("-")[1]))])
+    assert {v.verdict for v in got.values()} == {check.PASS}, got
+
+
+def test_a_kernel_fault_fails_its_test_and_taints_the_rest(tmp_path):
+    def output(t):
+        out = [result_line(good_summary(t.name.split("-")[1]))]
+        if t.name == "torture-cow":
+            out.insert(0, "[   12.345678] BUG: Bad rss-counter state "
+                          "mm:00000000 type:MM_ANONPAGES val:1")
+        return out
+    got = judge(tmp_path, output)
+    assert got["torture-cow"].verdict == check.FAIL
+    assert "kernel fault" in got["torture-cow"].reason
+    assert got["torture-mremap"].verdict == check.FAIL
+    assert "after a kernel fault" in got["torture-mremap"].reason
+    assert got["g: no kernel fault"].verdict == check.FAIL
+
+
+def test_a_mismatch_or_a_missed_page_fails_the_test(tmp_path):
+    def output(t):
+        s = good_summary(t.name.split("-")[1])
+        if t.name == "torture-cow":
+            s["verify_mismatch_pages"] = 1
+        else:
+            s["pageout_missed_pages"] = 3
+        return [result_line(s)]
+    got = judge(tmp_path, output)
+    assert got["torture-cow"].verdict == check.FAIL
+    assert "verify_mismatch_pages" in got["torture-cow"].reason
+    assert got["torture-mremap"].verdict == check.FAIL
+    assert "pageout_missed_pages" in got["torture-mremap"].reason
+    assert got["g: no kernel fault"].verdict == check.PASS
+
+
+def test_anon_vma_must_not_copy_on_mremap(tmp_path):
+    def output(t):
+        s = good_summary(t.name.split("-")[1])
+        s["mremap_anon_copy_pages"] = 5
+        return [result_line(s)]
+    got = judge(tmp_path, output)
+    assert got["torture-mremap"].verdict == check.FAIL
+    assert "mremap_anon_copy_pages" in got["torture-mremap"].reason
