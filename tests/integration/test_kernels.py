@@ -43,6 +43,14 @@ def test_smoke_boot(stack, arch, tmp_path):
     if sizes["scheme"] == "anon_vma":
         assert int(sizes["sizeof_anon_vma_chain"]) > 0
         assert sizes["sizeof_anonmm"] == "0"
+    else:
+        assert int(sizes["sizeof_anonmm"]) > 0
+        assert sizes["sizeof_anon_vma"] == "0"
+        assert sizes["sizeof_anon_vma_chain"] == "0"
+        slabs = {line.split()[0] for line in
+                 run.console.sections.get("slabinfo", []) if line.strip()}
+        assert "anonmm" in slabs
+        assert not {"anon_vma", "anon_vma_chain"} & slabs
 
 
 def boot_x86_64(tmp_path, plan, timeout_s=120.0, append=""):
@@ -91,3 +99,25 @@ def test_a_broken_patch_stops_the_build(tmp_path):
         assert not (tree / kbuild.STAMP).exists()
     finally:
         shutil.rmtree(tree, ignore_errors=True)
+
+
+# What anonmm saves in every vm_area_struct: anon_vma_chain (a list_head)
+# and the anon_vma pointer, as DESIGN.md says.
+SAVED_PER_VMA = {"i386": 12, "x86_64": 24}
+
+
+@pytest.mark.parametrize("arch", paths.ARCHES)
+def test_anonmm_vm_area_struct_is_smaller(arch, tmp_path):
+    sizes = {}
+    for stack in paths.STACKS:
+        require_kernel(stack, arch)
+        run = guest.run_plan(stack, arch, "info\n",
+                             tmp_path / f"{stack}.log", mem_mb=256,
+                             timeout_s=smoke.SMOKE_TIMEOUT_S)
+        assert run.failure is None, run.failure
+        sizes[stack] = run.console.section_pairs("rmapbench")
+    assert sizes["anon_vma"]["scheme"] == "anon_vma"
+    assert sizes["anonmm"]["scheme"] == "anonmm"
+    saved = int(sizes["anon_vma"]["sizeof_vm_area_struct"]) - \
+        int(sizes["anonmm"]["sizeof_vm_area_struct"])
+    assert saved == SAVED_PER_VMA[arch]
