@@ -113,21 +113,6 @@ static void do_moves(struct run *r)
 
 /* ---- pushing pages out (mode=swapped) ---------------------------------- */
 
-static void balloon_child(long long kb)
-{
-	size_t chunk = (size_t)64 << 20;
-
-	for (long long done = 0; done < kb; done += (long long)(chunk >> 10)) {
-		char *p = rmb_map_anon(NULL, chunk);
-
-		if (!p)
-			break;
-		for (size_t i = 0; i < chunk; i += rmb_page)
-			p[i] = 1;
-	}
-	_exit(0);
-}
-
 /* A process that asks for MemAvailable + kb, pushing kb of ours out. */
 static const char *balloon(long long kb)
 {
@@ -140,7 +125,7 @@ static const char *balloon(long long kb)
 		return "none";
 	pid = rmb_fork();
 	if (pid == 0)
-		balloon_child(want);
+		rmb_balloon(want, (size_t)64 << 20, 0);
 	if (pid < 0)
 		return "none";
 	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)

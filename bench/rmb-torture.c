@@ -1002,31 +1002,13 @@ static long long family_pages(void)
 	return n;
 }
 
-static void balloon_child(long long kb) __attribute__((noreturn));
-static void balloon_child(long long kb)
-{
-	size_t chunk = (size_t)1 << 20;
-
-	for (long long done = 0; done < kb; done += (long long)(chunk >> 10)) {
-		char *p = rmb_map_anon(NULL, chunk);
-
-		if (!p)
-			break;
-		for (size_t i = 0; i < chunk; i += rmb_page)
-			p[i] = 1;
-		if ((done & 4095) == 0 && rmb_meminfo_kb("SwapFree") < 24576)
-			break;
-	}
-	_exit(0);
-}
-
 static void balloon(long long kb)
 {
 	int st;
 
 	C.balloon = rmb_fork();
 	if (C.balloon == 0)
-		balloon_child(kb);
+		rmb_balloon(kb, (size_t)1 << 20, 24576);
 	if (C.balloon < 0)
 		abort_all("fork of the balloon: %s", strerror(errno));
 	while (waitpid(C.balloon, &st, 0) < 0)

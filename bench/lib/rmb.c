@@ -1216,3 +1216,19 @@ void rmb_init(const char *workload)
 	rmb_snap_take(&warm);	/* touch the buffers before measuring */
 	(void)warm;
 }
+
+void rmb_balloon(long long kb, size_t chunk, long long swapfree_floor_kb)
+{
+	for (long long done = 0; done < kb; done += (long long)(chunk >> 10)) {
+		char *p = rmb_map_anon(NULL, chunk);
+
+		if (!p)
+			break;
+		for (size_t i = 0; i < chunk; i += rmb_page)
+			p[i] = 1;
+		if (swapfree_floor_kb > 0 && (done & 4095) == 0 &&
+		    rmb_meminfo_kb("SwapFree") < swapfree_floor_kb)
+			break;
+	}
+	_exit(0);
+}

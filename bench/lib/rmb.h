@@ -155,6 +155,14 @@ void rmb_need_mem_kb(long long kb, int with_swap, const char *what);
 void rmb_need_addr_space(uint64_t bytes, const char *what);
 void *rmb_reserve(size_t bytes);	/* PROT_NONE; NULL on failure */
 void *rmb_map_anon(void *addr, size_t bytes); /* RW, MAP_FIXED if addr */
+/*
+ * Balloon, for a child process: touch kb of new anonymous memory in maps
+ * of chunk bytes, to push other pages out, then _exit(0).  Stops early
+ * when a map fails or, if swapfree_floor_kb > 0, when SwapFree drops
+ * under it (checked every 4 MB).
+ */
+void rmb_balloon(long long kb, size_t chunk, long long swapfree_floor_kb)
+	__attribute__((noreturn));
 
 /* ---- a set of single-page VMAs that cannot merge ----------------------- */
 
