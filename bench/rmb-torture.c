@@ -335,55 +335,25 @@ static void op_verify(struct rep *out)
 }
 
 /* present, swapped and present+exclusive ptes of [p, p + pages) */
-static int pagemap_scan(const char *p, size_t pages, long long *present,
-			long long *swapped, long long *exclusive)
-{
-	uint64_t ent[512];
-	size_t done = 0;
-	int fd = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
-
-	*present = *swapped = *exclusive = 0;
-	if (fd < 0)
-		return -1;
-	while (done < pages) {
-		size_t n = pages - done < 512 ? pages - done : 512;
-		off_t off = (off_t)(((uintptr_t)p / rmb_page + done) * 8);
-		ssize_t r = pread(fd, ent, n * 8, off);
-
-		if (r <= 0)
-			break;
-		for (size_t i = 0; i < (size_t)r / 8; i++) {
-			int pres = (int)((ent[i] >> 63) & 1);
-
-			*present += pres;
-			*swapped += (long long)((ent[i] >> 62) & 1);
-			*exclusive += pres && ((ent[i] >> 56) & 1);
-		}
-		done += (size_t)r / 8;
-	}
-	close(fd);
-	return 0;
-}
-
 static void pageout_range(char *p, size_t pages, struct rep *out)
 {
-	long long pres, swp, excl;
+	struct rmb_pagemap pm;
 
-	if (pages == 0 || pagemap_scan(p, pages, &pres, &swp, &excl) < 0)
+	if (pages == 0 || rmb_pagemap_scan(p, pages, &pm) < 0)
 		return;
-	out->candidates += excl;
+	out->candidates += pm.exclusive;
 	/* retries: a page under writeback or isolated by kswapd stays */
-	for (int pass = 0; pass < PAGEOUT_PASSES && excl > 0; pass++) {
+	for (int pass = 0; pass < PAGEOUT_PASSES && pm.exclusive > 0; pass++) {
 		if (pass > 0)
 			usleep(20000u << pass);
 		if (madvise(p, pages * rmb_page, MADV_PAGEOUT) != 0) {
 			out->status = errno;
 			return;
 		}
-		pagemap_scan(p, pages, &pres, &swp, &excl);
+		rmb_pagemap_scan(p, pages, &pm);
 	}
-	out->missed += excl;
-	out->swapped += swp;
+	out->missed += pm.exclusive;
+	out->swapped += pm.swapped;
 }
 
 /* MADV_PAGEOUT on everything; what stays present and exclusive was missed.
@@ -432,12 +402,12 @@ static int op_cold(void)
 static void op_scan(struct rep *out)
 {
 	for (int ri = 0; ri < MAX_REGIONS; ri++) {
-		long long pres, swp, excl;
+		struct rmb_pagemap pm;
 
-		if (me.r[ri].base && pagemap_scan(me.r[ri].base, me.r[ri].pages,
-						  &pres, &swp, &excl) == 0) {
-			out->swapped += swp;
-			out->value += pres;
+		if (me.r[ri].base && rmb_pagemap_scan(me.r[ri].base,
+						      me.r[ri].pages, &pm) == 0) {
+			out->swapped += pm.swapped;
+			out->value += pm.present;
 		}
 	}
 }

@@ -378,13 +378,14 @@ long long rmb_kswapd_cpu_ns(void)
 	return hz > 0 ? ticks * (1000000000LL / hz) : 0;
 }
 
-long long rmb_swapped_pages(const void *base, size_t npages)
+int rmb_pagemap_scan(const void *base, size_t npages,
+		     struct rmb_pagemap *out)
 {
 	uint64_t ent[512];
-	long long count = 0;
 	size_t done = 0;
 	int fd = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
 
+	memset(out, 0, sizeof(*out));
 	if (fd < 0)
 		return -1;
 	while (done < npages) {
@@ -394,12 +395,24 @@ long long rmb_swapped_pages(const void *base, size_t npages)
 
 		if (r <= 0)
 			break;
-		for (size_t i = 0; i < (size_t)r / 8; i++)
-			count += (ent[i] >> 62) & 1;
+		for (size_t i = 0; i < (size_t)r / 8; i++) {
+			int present = (int)((ent[i] >> 63) & 1);
+
+			out->present += present;
+			out->swapped += (long long)((ent[i] >> 62) & 1);
+			out->exclusive += present && ((ent[i] >> 56) & 1);
+		}
 		done += (size_t)r / 8;
 	}
 	close(fd);
-	return count;
+	return 0;
+}
+
+long long rmb_swapped_pages(const void *base, size_t npages)
+{
+	struct rmb_pagemap pm;
+
+	return rmb_pagemap_scan(base, npages, &pm) < 0 ? -1 : pm.swapped;
 }
 
 long long rmb_nonresident_pages(const void *base, size_t npages)

@@ -72,6 +72,12 @@ int rmb_slabinfo(const char *cache, struct rmb_slab *out); /* -1: absent */
 const char *rmb_scheme(void);		/* /proc/rmapbench, or "unknown" */
 long long rmb_rmapbench(const char *name);	/* -1: absent */
 long long rmb_kswapd_cpu_ns(void);	/* user+system time of kswapd* */
+/* Counts of /proc/self/pagemap over [base, base + npages pages). */
+struct rmb_pagemap {
+	long long present, swapped, exclusive;	/* exclusive: and present */
+};
+int rmb_pagemap_scan(const void *base, size_t npages,
+		     struct rmb_pagemap *out);	/* -1: no pagemap */
 long long rmb_swapped_pages(const void *base, size_t npages); /* -1: no pagemap */
 long long rmb_nonresident_pages(const void *base, size_t npages);
 
