@@ -60,6 +60,7 @@ def _mremap() -> tuple[Metric, ...]:
             _m("move_per_page_ns", "mremap time per page", "ns/page"),
             _m("mremap_anon_copy_pages", "pages copied by mremap", "pages",
                deterministic=True),
+            _m("anon_swapin_copy_pages", "pages copied at swap-in", "pages"),
             _m("memfree_consumed_kb", "memory consumed by the moves", "kB",
                deterministic=True))
 
@@ -96,7 +97,10 @@ def _entries() -> list[Entry]:
             _m("anon_rmap_pte_per_swapout_count",
                "ptes examined per swapped page", "ptes/page"),
             _m("members_majflt_count", "major faults of the members",
-               "faults"))),
+               "faults"),
+            _m("anon_swapin_copy_pages", "pages copied at swap-in", "pages"),
+            _m("anon_rmap_orphan_pages", "orphan pages re-pointed",
+               "pages", NEUTRAL))),
         Entry("fio", "write4k", "summary", (
             _m("write_bw_kb_per_s", "fio 4k write bandwidth", "kB/s",
                HIGHER),)),

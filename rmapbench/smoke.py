@@ -9,7 +9,7 @@ from .progress import Progress
 
 COUNTERS = ("anon_rmap_walk", "anon_rmap_visit", "anon_rmap_pte",
             "anon_rmap_trylock_fail", "mremap_anon_copy", "anon_rmap_orphan",
-            "pswpout", "pswpin")
+            "anon_swapin_copy", "pswpout", "pswpin")
 SIZES = ("sizeof_vm_area_struct", "sizeof_mm_struct", "sizeof_anon_vma",
          "sizeof_anon_vma_chain", "sizeof_anonmm")
 # i386 gets highmem so that LowTotal/LowFree mean something.

@@ -760,6 +760,7 @@ static const char *const ctr_names[RMB_NCTR][2] = {
 	{ "anon_rmap_trylock_fail", "anon_rmap_trylock_fail_count" },
 	{ "anon_rmap_orphan", "anon_rmap_orphan_pages" },
 	{ "mremap_anon_copy", "mremap_anon_copy_pages" },
+	{ "anon_swapin_copy", "anon_swapin_copy_pages" },
 	{ "pswpout", "pswpout_pages" },
 	{ "pswpin", "pswpin_pages" },
 	{ "pgmajfault", "pgmajfault_count" },

@@ -81,8 +81,12 @@ def test_torture_really_swapped_and_verified(quick):
 
 # ---- the judge, on made-up consoles ----------------------------------------
 
-def fake_run(tmp_path, plan, step_output, arch="x86_64"):
-    """A console in which step n printed step_output.get(n, [])."""
+def fake_run(tmp_path, plan, step_output, arch="x86_64", slabs=None,
+             rcs=None):
+    """A console in which step n printed step_output.get(n, []) and ended
+    with rcs.get(n, 0); slabinfo section name shows slabs.get(name, 9)
+    anon_vma objects."""
+    slabs, rcs = slabs or {}, rcs or {}
     lines = ["[    0.000000] Linux version 6.1", "RMB-CMDLINE x"]
     total = len(plan.lines)
     for n, line in enumerate(plan.lines, 1):
@@ -93,11 +97,12 @@ def fake_run(tmp_path, plan, step_output, arch="x86_64"):
         if line.startswith("section slab-"):
             name = line.split()[1]
             lines += [f"RMB-BEGIN {name}",
-                      "anon_vma 9 36 112 36 1 : tunables 0 0 0",
+                      f"anon_vma {slabs.get(name, 9)} 36 112 36 1 : "
+                      "tunables 0 0 0",
                       "anon_vma_chain 11 42 96 42 1 : tunables 0 0 0",
                       f"RMB-END {name}"]
         lines += step_output.get(n, [])
-        lines.append(f"RMB-STEP-END {n} rc=0 ms=10")
+        lines.append(f"RMB-STEP-END {n} rc={rcs.get(n, 0)} ms=10")
     lines.append("RMB-DONE rc=0")
     log = tmp_path / "console.log"
     log.write_text("\n".join(lines) + "\n")
@@ -117,16 +122,22 @@ def good_summary(mode):
               "pressure_pswpout_pages": 10, "pressure_swap_ptes_pages": 10,
               "moves_count": 3, "execs_count": 1, "exec_blob_pages": 60,
               "exec_stack_shift_kb": 100, "swapoff_count": 1,
-              "mremap_anon_copy_pages": 0, "anon_rmap_orphan_pages": 0}
+              "mremap_anon_copy_pages": 0, "anon_rmap_orphan_pages": 0,
+              "anon_swapin_copy_pages": 0}
     return fields
 
 
-def judge(tmp_path, output_for):
+def judge(tmp_path, output_for, slabs=None, pageout_rc=0):
     tests = [check.torture_test("cow", "g", "pages=64"),
              check.torture_test("mremap", "g", "pages=64")]
     plan = check.make_plan("g", tests)
     step_output = {plan.main[t.name]: output_for(t) for t in tests}
-    run = fake_run(tmp_path, plan, step_output)
+    pageout = plan.lines.index(check.PAGEOUT_INIT) + 1
+    step_output[pageout] = [result_line({
+        "workload": "pageout", "record": "summary", "advised_kb": 400,
+        "anon_rmap_walk_count": 100, "anon_rmap_orphan_pages": 3})]
+    run = fake_run(tmp_path, plan, step_output, slabs=slabs,
+                   rcs={pageout: pageout_rc})
     return {v.test: v for v in check.judge_boot(run, plan, tests,
                                                 "anon_vma/x86_64")}
 
@@ -180,3 +191,29 @@ def test_anon_vma_must_not_copy_on_mremap(tmp_path):
     got = judge(tmp_path, output)
     assert got["torture-mremap"].verdict == check.FAIL
     assert "mremap_anon_copy_pages" in got["torture-mremap"].reason
+
+
+def clean(t):
+    return [result_line(good_summary(t.name.split("-")[1]))]
+
+
+def test_orphans_init_held_are_walked_before_the_count(tmp_path):
+    """Objects held at the end of the tests but freed by the walk of
+    init's pages pass; the details keep both counts and the orphans."""
+    got = judge(tmp_path, clean, slabs={"slab-held": 14})
+    got = got["g: slabs back to idle"]
+    assert got.verdict == check.PASS, got
+    assert got.details["held"]["anon_vma"] == 14
+    assert got.details["after"]["anon_vma"] == 9
+    assert got.details["init_pageout"]["anon_rmap_orphan_pages"] == 3
+
+
+def test_objects_left_after_the_walk_are_a_leak(tmp_path):
+    got = judge(tmp_path, clean, slabs={"slab-held": 14, "slab-after": 12})
+    v = got["g: slabs back to idle"]
+    assert v.verdict == check.FAIL and "anon_vma +3" in v.reason
+
+
+def test_a_failed_pageout_of_init_fails_the_slab_check(tmp_path):
+    v = judge(tmp_path, clean, pageout_rc=1)["g: slabs back to idle"]
+    assert v.verdict == check.FAIL and "rmb-pageout" in v.reason
