@@ -54,7 +54,7 @@ CHECK_APPEND = "slub_debug=FZPU," + ",".join(RMAP_CACHES)
 # correct kernel returns to the idle count exactly.  The tolerance absorbs
 # the shell's own VMAs shifting by a couple (its heap and stack may split
 # or merge) and an RCU-deferred free racing the snapshot (taken after a
-# 1 s sleep).  A leak does not hide in it: the suite forks hundreds of
+# 3 s sleep, SETTLE).  A leak does not hide in it: the suite forks hundreds of
 # processes and maps thousands of pages per boot, so a leak of one object
 # per process, per exec or per moved region shows as tens to hundreds.
 IDLE_SLAB_TOLERANCE = 2
