@@ -15,6 +15,9 @@
 #                           RMB-SAMPLE t_ms=.. name=value.. (LowFree,
 #                           MemFree, SwapFree kB; slab objects; counters)
 #                           for time series
+#   settle SECONDS          waits up to SECONDS for every user process
+#                           but init to end, prints RMB-PROCS with those
+#                           left (or "none"), then sleeps 3 s for RCU
 
 /bin/busybox mkdir -p /proc /sys /dev /tmp /sbin /usr/bin /usr/sbin
 /bin/busybox --install -s
@@ -63,6 +66,34 @@ run_section() {
 	return $rc
 }
 
+# User processes other than init, as " pid:comm ..." in $left: kernel
+# threads and zombies have no maps (and hold no mm).  No command
+# substitution: a subshell would count itself.
+others() {
+	left=
+	for p in /proc/[0-9]*; do
+		[ "${p#/proc/}" = 1 ] && continue
+		read -r m <"$p/maps" 2>/dev/null || continue
+		read -r comm <"$p/comm" 2>/dev/null || continue
+		left="$left ${p#/proc/}:$comm"
+	done
+}
+
+# Wait up to $1 s for every user process but init to end, say which are
+# left, then give RCU-deferred frees (anonmm objects) 3 s.
+settle() {
+	i=0
+	others
+	while [ -n "$left" ] && [ "$i" -lt "$1" ]; do
+		sleep 1
+		i=$((i + 1))
+		others
+	done
+	echo "RMB-PROCS ${left:- none} waited=${i}s"
+	sleep 3
+	[ -z "$left" ]
+}
+
 sample_once() {
 	{
 		printf 't_ms=%s' "$(now_ms)"
@@ -99,6 +130,7 @@ while read -r verb rest; do
 	info) info ;;
 	swapon) swap_on ;;
 	swapoff) swapoff /dev/vda ;;
+	settle) settle "$rest" ;;
 	run) set -- $rest; prog=$1; shift; "/bench/$prog" "$@" ;;
 	section) set -- $rest; run_section "$@" ;;
 	sample) sampler "$rest" & sampler_pid=$! ;;

@@ -53,8 +53,8 @@ CHECK_APPEND = "slub_debug=FZPU," + ",".join(RMAP_CACHES)
 # snapshots are the same (init's shell, the cat of the section), so a
 # correct kernel returns to the idle count exactly.  The tolerance absorbs
 # the shell's own VMAs shifting by a couple (its heap and stack may split
-# or merge) and an RCU-deferred free racing the snapshot (taken after a
-# 3 s sleep, SETTLE).  A leak does not hide in it: the suite forks hundreds of
+# or merge) and an RCU-deferred free racing the snapshot (see SETTLE).
+# A leak does not hide in it: the suite forks hundreds of
 # processes and maps thousands of pages per boot, so a leak of one object
 # per process, per exec or per moved region shows as tens to hundreds.
 IDLE_SLAB_TOLERANCE = 2
@@ -317,10 +317,12 @@ def boot(stack: str, arch: str, plan: str, log: Path, mem_mb: int,
 # ---- plans ------------------------------------------------------------------
 
 SNAPSHOT = "sh sleep 1"
-# Before the final slab count: anonmm objects are freed through call_rcu,
-# and a process killed for process_mrelease() may finish exiting after its
-# test returned.  The tolerance stays as it is; only the wait is longer.
-SETTLE = "sh sleep 3"
+# Before the final slab count, every user process but init must have
+# ended (a test's descendant may still be exiting after the test returned:
+# a process still alive holds its mm, its anonmm and the anonmms of the
+# exited parents whose pages it maps), then 3 s pass for the call_rcu()
+# frees of anonmm objects.  Processes still alive after 30 s fail the row.
+SETTLE = "settle 30"
 # init (the guest's shell, alive at both counts) may end the tests mapping
 # pages whose anonmm is that of an exited child: after swap pressure, a
 # forked child swapped a page they shared back in first, then exec'd or
@@ -568,6 +570,8 @@ def judge_boot(run: guest.GuestRun, plan: Plan, tests: list[Test],
         verdicts.append(Verdict(t.name, kernel, v, why, seconds, details))
     verdicts += judge_boot_checks(run, plan, steps, step_problem, kernel,
                                   fault)
+    verdicts.append(judge_slabs(run, plan, steps, step_problem, kernel,
+                                chunks.get(plan.lines.index(SETTLE) + 1, [])))
     return verdicts
 
 
@@ -595,17 +599,30 @@ def judge_boot_checks(run, plan, steps, step_problem, kernel, fault
             if steps[n].rc else None)
     out.append(Verdict(f"{group}: swapon, final swapoff", kernel,
                        FAIL if problem else PASS, problem or ""))
-    # 3. the rmap's slab caches back at their idle counts
-    out.append(judge_slabs(run, plan, steps, step_problem, kernel))
     return out
 
 
-def judge_slabs(run, plan, steps, step_problem, kernel) -> Verdict:
+def left_alive(settle_lines: list[str]) -> str | None:
+    """The processes SETTLE found still alive ("" if none, None if it
+    printed nothing)."""
+    for line in settle_lines:
+        if line.startswith("RMB-PROCS "):
+            left = line.split()[1:-1]
+            return "" if left == ["none"] else " ".join(left)
+    return None
+
+
+def judge_slabs(run, plan, steps, step_problem, kernel,
+                settle_lines: list[str]) -> Verdict:
     """Every rmap cache back within IDLE_SLAB_TOLERANCE of its idle count,
-    after init's pages were walked (PAGEOUT_INIT)."""
+    once the tests' processes ended (SETTLE) and init's pages were walked
+    (PAGEOUT_INIT)."""
     name = f"{plan.group}: slabs back to idle"
     mine = sorted(n for n, o in plan.owner.items() if o == "boot-slabs")
     problem = next((p for p in map(step_problem, mine) if p), None)
+    alive = left_alive(settle_lines)
+    if not problem and alive:
+        problem = f"processes still alive 30 s after the tests: {alive}"
     failed = [n for n in mine if not problem and steps[n].rc]
     if failed:
         problem = f"'{plan.lines[failed[0] - 1]}' failed " \
@@ -614,7 +631,9 @@ def judge_slabs(run, plan, steps, step_problem, kernel) -> Verdict:
     held = slab_counts(run.console, "slab-held")
     after = slab_counts(run.console, "slab-after")
     details = {"before": before, "held": held, "after": after,
-               "init_pageout": pageout_summary(plan, steps)}
+               "init_pageout": pageout_summary(plan, steps),
+               "settle": next((ln for ln in settle_lines
+                               if ln.startswith("RMB-PROCS ")), None)}
     if not problem and not before:
         problem = "no slabinfo before the tests"
     scheme = run.console.section_pairs("rmapbench").get("scheme")

@@ -101,6 +101,8 @@ def fake_run(tmp_path, plan, step_output, arch="x86_64", slabs=None,
                       "tunables 0 0 0",
                       "anon_vma_chain 11 42 96 42 1 : tunables 0 0 0",
                       f"RMB-END {name}"]
+        if line == check.SETTLE and n not in step_output:
+            lines.append("RMB-PROCS none waited=0s")
         lines += step_output.get(n, [])
         lines.append(f"RMB-STEP-END {n} rc={rcs.get(n, 0)} ms=10")
     lines.append("RMB-DONE rc=0")
@@ -212,6 +214,18 @@ def test_objects_left_after_the_walk_are_a_leak(tmp_path):
     got = judge(tmp_path, clean, slabs={"slab-held": 14, "slab-after": 12})
     v = got["g: slabs back to idle"]
     assert v.verdict == check.FAIL and "anon_vma +3" in v.reason
+
+
+def test_a_process_left_alive_fails_the_slab_check(tmp_path):
+    tests = [check.torture_test("cow", "g", "pages=64")]
+    plan = check.make_plan("g", tests)
+    settle = plan.lines.index(check.SETTLE) + 1
+    out = {plan.main["torture-cow"]: clean(tests[0]),
+           settle: ["RMB-PROCS  77:rmb-torture waited=30s"]}
+    run = fake_run(tmp_path, plan, out, rcs={settle: 1})
+    got = {v.test: v for v in check.judge_boot(run, plan, tests, "k")}
+    v = got["g: slabs back to idle"]
+    assert v.verdict == check.FAIL and "77:rmb-torture" in v.reason, v
 
 
 def test_a_failed_pageout_of_init_fails_the_slab_check(tmp_path):
