@@ -738,7 +738,10 @@ def markdown(verdicts: list[Verdict], kernels: list[str], rows: list[str],
     schemes = meta.get("schemes", {})
     head = [f"{k} (runs {schemes[k]})" if schemes.get(k) not in
             (None, k.split("/")[0]) else k for k in kernels]
-    lines = [f"# rmapbench correctness suite ({meta['suite']})", "",
+    variant = meta.get("variant", "none")
+    lines = [f"# rmapbench correctness suite ({meta['suite']}"
+             + ("" if variant == "none" else f", variant {variant}") + ")",
+             "",
              f"{meta['date']}, accel {meta['accel']}, "
              f"{fmt_seconds(meta['seconds'])} in {meta['boots']} boots.", "",
              "| test | " + " | ".join(head) + " |",
@@ -787,7 +790,9 @@ def plain_table(verdicts: list[Verdict], kernels: list[str],
 
 
 def default_out_dir() -> Path:
-    return paths.RESULTS / f"check-{time.strftime('%Y%m%d-%H%M%S')}"
+    name = f"check-{time.strftime('%Y%m%d-%H%M%S')}"
+    return paths.RESULTS / (name + (f"-{paths.variant()}"
+                                    if paths.variant() else ""))
 
 
 def run_check(stacks: list[str], arches: list[str], accel: str, quick: bool,
@@ -833,6 +838,7 @@ def run_check(stacks: list[str], arches: list[str], accel: str, quick: bool,
     for b in boots:
         schemes.setdefault(b["kernel"], b["scheme"])
     meta = {"suite": "quick" if quick else "full", "accel": accel,
+            "variant": paths.variant() or "none",
             "date": time.strftime("%Y-%m-%d %H:%M:%S"),
             "seconds": round(time.monotonic() - start, 1),
             "boots": len(boots), "boot_info": boots, "schemes": schemes,

@@ -17,13 +17,29 @@ SOURCE_PACKAGE = "linux-source-6.1"
 SOURCE_TARBALL = Path("/usr/src/linux-source-6.1.tar.xz")
 
 
+def variant() -> str:
+    """The debug variant named by RMAPBENCH_VARIANT ("" for none): the
+    fragment kernels/debug/<variant>.config goes onto both stacks."""
+    name = os.environ.get("RMAPBENCH_VARIANT", "")
+    if name and not (KERNELS / "debug" / f"{name}.config").is_file():
+        from .errors import UserError
+        known = sorted(p.stem for p in (KERNELS / "debug").glob("*.config"))
+        raise UserError(f"RMAPBENCH_VARIANT={name}: no kernels/debug/"
+                        f"{name}.config; known variants: "
+                        f"{', '.join(known) or 'none'}")
+    return name
+
+
 def cache_dir() -> Path:
     """The cache for kernel trees, builds and guest images.
 
-    RMAPBENCH_CACHE overrides the default ~/.cache/rmapbench.
+    RMAPBENCH_CACHE overrides the default ~/.cache/rmapbench, or
+    ~/.cache/rmapbench-<variant> for a debug variant (its kernels must
+    never replace the measured ones).
     """
     env = os.environ.get("RMAPBENCH_CACHE")
-    base = Path(env) if env else Path.home() / ".cache" / "rmapbench"
+    name = "rmapbench" + (f"-{variant()}" if variant() else "")
+    base = Path(env) if env else Path.home() / ".cache" / name
     return base.expanduser().resolve()
 
 

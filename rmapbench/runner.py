@@ -147,6 +147,10 @@ def run_experiments(experiments: list, stacks: list[str], arches: list[str],
                     reps: int, run_id: str | None, prefix: str,
                     accel: str, jobs: int) -> Path:
     """Expand, check, run (resuming) and store; return the run directory."""
+    if paths.variant():
+        raise UserError(f"RMAPBENCH_VARIANT={paths.variant()} builds debug "
+                        "kernels, whose timings mean nothing: measure with "
+                        "it unset (debug variants are for 'check' only)")
     if reps < 1:
         raise UserError(f"--reps must be at least 1, not {reps}")
     cases = workloads.expand(experiments, stacks, arches, reps)

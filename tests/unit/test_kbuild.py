@@ -113,3 +113,33 @@ def test_config_diff_without_builds_says_what_to_run(monkeypatch, tmp_path):
                         lambda s, a: tmp_path / s / f"out-{a}")
     with pytest.raises(UserError, match="harness.py build"):
         kbuild.config_diff("i386")
+
+
+# ---- debug variants ---------------------------------------------------------
+
+def test_a_variant_adds_its_fragment_last_and_its_own_cache(monkeypatch):
+    monkeypatch.delenv("RMAPBENCH_CACHE", raising=False)
+    monkeypatch.setenv("RMAPBENCH_VARIANT", "lockdep")
+    for stack in ("anon_vma", "anonmm"):
+        frags = kbuild.config_fragments(stack, "x86_64")
+        assert frags[-1] == kbuild.paths.KERNELS / "debug" / "lockdep.config"
+    assert kbuild.paths.cache_dir().name == "rmapbench-lockdep"
+    monkeypatch.delenv("RMAPBENCH_VARIANT")
+    assert kbuild.paths.cache_dir().name == "rmapbench"
+    assert all("debug" not in str(f)
+               for f in kbuild.config_fragments("anonmm", "i386"))
+
+
+def test_an_unknown_variant_names_the_known_ones(monkeypatch):
+    monkeypatch.setenv("RMAPBENCH_VARIANT", "kasan-typo")
+    with pytest.raises(UserError, match="kasan-typo.*known variants: "
+                                        ".*lockdep"):
+        kbuild.paths.variant()
+
+
+def test_runs_refuse_a_debug_variant(monkeypatch):
+    from rmapbench import runner, workloads
+    monkeypatch.setenv("RMAPBENCH_VARIANT", "lockdep")
+    with pytest.raises(UserError, match="timings mean nothing"):
+        runner.run_experiments(workloads.by_name(["vma-cost"]),
+                               ["anon_vma"], ["i386"], 1, None, "t", "tcg", 1)
