@@ -27,10 +27,36 @@ def test_unknown_stack():
                                   "'objrmap': choose one of anon_vma, anonmm")
 
 
-def test_unknown_arch():
-    res = harness("smoke", "--arch", "arm64")
+# (arguments, what stderr must say): each is one error line, exit 2
+BAD_INPUT = [
+    (("smoke", "--arch", "arm64"), ("unknown arch 'arm64'",)),
+    (("run", "--workload", "vmas"), ("unknown workload 'vmas'",)),
+    (("run", "--workload", "fork", "--param", "N=1,,4"),
+     ("malformed value list '1,,4'",)),
+    (("run", "--workload", "vma", "--mem", "16"),
+     ("guest memory 16 MB", "below the 64 MB")),
+    (("compare", "--experiments", "lowmem,vma"),
+     ("unknown experiment(s) vma",)),
+    (("report", "no-such-run-xyz"), ("no results at",)),
+]
+
+
+@pytest.mark.parametrize("args,says", BAD_INPUT,
+                         ids=[" ".join(a) for a, _ in BAD_INPUT])
+def test_bad_input_is_named(args, says):
+    res = harness(*args)
     assert res.returncode == 2
-    assert "unknown arch 'arm64'" in res.stderr
+    for text in says:
+        assert text in res.stderr, res.stderr
+    assert "Traceback" not in res.stderr
+
+
+def test_a_debug_variant_cannot_be_measured(tmp_path):
+    env = {"RMAPBENCH_VARIANT": "lockdep", "PATH": "/usr/bin:/bin",
+           "RMAPBENCH_CACHE": str(tmp_path)}
+    res = harness("run", "--workload", "vma", env=env)
+    assert res.returncode == 2
+    assert "timings mean nothing" in res.stderr
 
 
 @pytest.mark.parametrize("args", [
@@ -42,34 +68,3 @@ def test_missing_kernel_says_what_to_build(tmp_path, args):
     assert res.returncode == 2
     assert "no anonmm kernel for i386" in res.stderr
     assert "harness.py build --stack anonmm --arch i386" in res.stderr
-
-
-def test_run_unknown_workload():
-    res = harness("run", "--workload", "vmas")
-    assert res.returncode == 2
-    assert "unknown workload 'vmas'" in res.stderr
-
-
-def test_run_malformed_sweep():
-    res = harness("run", "--workload", "fork", "--param", "N=1,,4")
-    assert res.returncode == 2
-    assert "malformed value list '1,,4'" in res.stderr
-
-
-def test_run_memory_too_small():
-    res = harness("run", "--workload", "vma", "--mem", "16")
-    assert res.returncode == 2
-    assert "guest memory 16 MB" in res.stderr
-    assert "below the 64 MB" in res.stderr
-
-
-def test_compare_unknown_experiment():
-    res = harness("compare", "--experiments", "lowmem,vma")
-    assert res.returncode == 2
-    assert "unknown experiment(s) vma" in res.stderr
-
-
-def test_report_of_a_missing_run():
-    res = harness("report", "no-such-run-xyz")
-    assert res.returncode == 2
-    assert "no results at" in res.stderr
