@@ -171,9 +171,7 @@ static void depth_line(const struct depth *c, int g, size_t bad,
 	struct rmb_snap now, d;
 	struct rmb_json j;
 
-	rmb_snap_take(&now);
-	rmb_snap_delta(&d, &c->base, &now);
-	rmb_result_begin(&j, "generation");
+	rmb_result_since(&j, "generation", &c->base, &now, &d);
 	rmb_json_int(&j, "generation", g);
 	rmb_json_int(&j, "processes_count", g + 1);
 	rmb_json_int(&j, "verified_pages", g ? (long long)c->pages : 0);
@@ -221,9 +219,7 @@ static void depth_summary(const struct depth *c, const struct rmb_report *sum,
 	struct rmb_snap now, d;
 	struct rmb_json j;
 
-	rmb_snap_take(&now);
-	rmb_snap_delta(&d, &c->base, &now);
-	rmb_result_begin(&j, "summary");
+	rmb_result_since(&j, "summary", &c->base, &now, &d);
 	rmb_json_int(&j, "generations_count", c->d);
 	rmb_json_int(&j, "verified_pages", sum->checked_pages +
 		     (long long)c->pages);

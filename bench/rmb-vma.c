@@ -155,9 +155,7 @@ static void cap_fields(struct rmb_json *j, const struct cap *c,
 {
 	struct rmb_snap now;
 
-	rmb_snap_take(&now);
-	rmb_snap_delta(d, &c->base, &now);
-	rmb_result_begin(j, record);
+	rmb_result_since(j, record, &c->base, &now, d);
 	rmb_json_int(j, "procs_count", c->procs);
 	rmb_json_int(j, "vmas_per_proc_count", (long long)c->s.n);
 	rmb_json_int(j, "vmas_count", (long long)c->s.n * c->procs);

@@ -622,6 +622,15 @@ void rmb_result_begin(struct rmb_json *j, const char *record)
 	}
 }
 
+void rmb_result_since(struct rmb_json *j, const char *record,
+		      const struct rmb_snap *base, struct rmb_snap *now,
+		      struct rmb_snap *d)
+{
+	rmb_snap_take(now);
+	rmb_snap_delta(d, base, now);
+	rmb_result_begin(j, record);
+}
+
 void rmb_json_sizes(struct rmb_json *j)
 {
 	static const char *const names[] = { "vm_area_struct", "mm_struct",

@@ -153,6 +153,11 @@ void rmb_json_delta(struct rmb_json *j, const struct rmb_snap *d);
 /* a delta divided by n: slab_<cache>_per_<unit>_bytes, ... */
 void rmb_json_per(struct rmb_json *j, const struct rmb_snap *d,
 		  const char *unit, double n);
+/* rmb_result_begin, after taking *now and *d = *now - *base: for lines
+ * that report the state and the growth since a base snapshot. */
+void rmb_result_since(struct rmb_json *j, const char *record,
+		      const struct rmb_snap *base, struct rmb_snap *now,
+		      struct rmb_snap *d);
 
 /* ---- memory and address-space checks (exit 2 on failure) ------------- */
 
