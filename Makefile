@@ -11,7 +11,8 @@ HARNESS := $(PYTHON) harness.py
 PYTEST  := $(PYTHON) -m pytest -q -p no:cacheprovider
 
 .PHONY: all setup kernels smoke config-diff compare check-kernels \
-	check-kernels-quick check-lockdep test test-unit clean clean-cache
+	check-kernels-quick check-lockdep check-variant test test-unit clean \
+	clean-cache
 
 all: kernels
 
@@ -37,13 +38,19 @@ check-kernels: kernels
 check-kernels-quick: kernels
 	$(HARNESS) check --quick
 
-# The full suite on lockdep kernels of both stacks (kernels/debug/
-# lockdep.config), built in their own cache ~/.cache/rmapbench-lockdep:
-# four more cold builds, about 40 minutes.  LOCKDEP_ARCH=x86_64 halves it.
+# The full suite on debug kernels of both stacks (kernels/debug/
+# $(VARIANT).config), built in their own cache ~/.cache/rmapbench-$(VARIANT):
+# more cold builds, about 10 minutes a kernel.
+VARIANT ?= lockdep
+VARIANT_ARCH ?= i386,x86_64
+check-variant: setup
+	RMAPBENCH_VARIANT=$(VARIANT) $(HARNESS) build --arch $(VARIANT_ARCH)
+	RMAPBENCH_VARIANT=$(VARIANT) $(HARNESS) check --arch $(VARIANT_ARCH)
+
+# lockdep on both arches (about 45 minutes); LOCKDEP_ARCH=x86_64 halves it
 LOCKDEP_ARCH ?= i386,x86_64
-check-lockdep: setup
-	RMAPBENCH_VARIANT=lockdep $(HARNESS) build --arch $(LOCKDEP_ARCH)
-	RMAPBENCH_VARIANT=lockdep $(HARNESS) check --arch $(LOCKDEP_ARCH)
+check-lockdep:
+	$(MAKE) check-variant VARIANT=lockdep VARIANT_ARCH=$(LOCKDEP_ARCH)
 
 # The kernels are built first (incremental, ccache); then one pytest run:
 # unit tests (seconds), then the integration tests that boot the kernels.
