@@ -321,8 +321,9 @@ SNAPSHOT = "sh sleep 1"
 # ended (a test's descendant may still be exiting after the test returned:
 # a process still alive holds its mm, its anonmm and the anonmms of the
 # exited parents whose pages it maps), then 3 s pass for the call_rcu()
-# frees of anonmm objects.  Processes still alive after 30 s fail the row.
-SETTLE = "settle 30"
+# frees of anonmm objects.  Processes still alive then fail the row.
+SETTLE_S = 30
+SETTLE = f"settle {SETTLE_S}"
 # init (the guest's shell, alive at both counts) may end the tests mapping
 # pages whose anonmm is that of an exited child: after swap pressure, a
 # forked child swapped a page they shared back in first, then exec'd or
@@ -602,14 +603,11 @@ def judge_boot_checks(run, plan, steps, step_problem, kernel, fault
     return out
 
 
-def left_alive(settle_lines: list[str]) -> str | None:
-    """The processes SETTLE found still alive ("" if none, None if it
-    printed nothing)."""
-    for line in settle_lines:
-        if line.startswith("RMB-PROCS "):
-            left = line.split()[1:-1]
-            return "" if left == ["none"] else " ".join(left)
-    return None
+def left_alive(procs_line: str | None) -> str:
+    """The processes SETTLE's RMB-PROCS line names ("" if none or no
+    line: a settle step that printed nothing is caught by its rc)."""
+    left = procs_line.split()[1:-1] if procs_line else []
+    return "" if left == ["none"] else " ".join(left)
 
 
 def judge_slabs(run, plan, steps, step_problem, kernel,
@@ -620,10 +618,13 @@ def judge_slabs(run, plan, steps, step_problem, kernel,
     name = f"{plan.group}: slabs back to idle"
     mine = sorted(n for n, o in plan.owner.items() if o == "boot-slabs")
     problem = next((p for p in map(step_problem, mine) if p), None)
-    alive = left_alive(settle_lines)
+    procs_line = next((ln for ln in settle_lines
+                       if ln.startswith("RMB-PROCS ")), None)
+    alive = left_alive(procs_line)
     if not problem and alive:
-        problem = f"processes still alive 30 s after the tests: {alive}"
-    failed = [n for n in mine if not problem and steps[n].rc]
+        problem = f"processes still alive {SETTLE_S} s after the tests: " \
+            f"{alive}"
+    failed = [n for n in mine if steps[n].rc] if not problem else []
     if failed:
         problem = f"'{plan.lines[failed[0] - 1]}' failed " \
             f"(rc {steps[failed[0]].rc})"
@@ -632,8 +633,7 @@ def judge_slabs(run, plan, steps, step_problem, kernel,
     after = slab_counts(run.console, "slab-after")
     details = {"before": before, "held": held, "after": after,
                "init_pageout": pageout_summary(plan, steps),
-               "settle": next((ln for ln in settle_lines
-                               if ln.startswith("RMB-PROCS ")), None)}
+               "settle": procs_line}
     if not problem and not before:
         problem = "no slabinfo before the tests"
     scheme = run.console.section_pairs("rmapbench").get("scheme")
@@ -790,9 +790,8 @@ def plain_table(verdicts: list[Verdict], kernels: list[str],
 
 
 def default_out_dir() -> Path:
-    name = f"check-{time.strftime('%Y%m%d-%H%M%S')}"
-    return paths.RESULTS / (name + (f"-{paths.variant()}"
-                                    if paths.variant() else ""))
+    return paths.RESULTS / (f"check-{time.strftime('%Y%m%d-%H%M%S')}"
+                            f"{paths.variant_suffix()}")
 
 
 def run_check(stacks: list[str], arches: list[str], accel: str, quick: bool,

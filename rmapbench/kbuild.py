@@ -95,8 +95,9 @@ def config_fragments(stack: str, arch: str) -> list[Path]:
     own = paths.KERNELS / stack / "config"
     if own.exists():
         frags.append(own)
-    if paths.variant():
-        frags.append(paths.KERNELS / "debug" / f"{paths.variant()}.config")
+    variant = paths.variant()
+    if variant:
+        frags.append(paths.KERNELS / "debug" / f"{variant}.config")
     return frags
 
 

@@ -30,6 +30,13 @@ def variant() -> str:
     return name
 
 
+def variant_suffix() -> str:
+    """"-<variant>" for a debug variant, "" otherwise: names its cache and
+    its check results apart from the measured kernels'."""
+    name = variant()
+    return f"-{name}" if name else ""
+
+
 def cache_dir() -> Path:
     """The cache for kernel trees, builds and guest images.
 
@@ -38,8 +45,8 @@ def cache_dir() -> Path:
     never replace the measured ones).
     """
     env = os.environ.get("RMAPBENCH_CACHE")
-    name = "rmapbench" + (f"-{variant()}" if variant() else "")
-    base = Path(env) if env else Path.home() / ".cache" / name
+    base = Path(env) if env else \
+        Path.home() / ".cache" / f"rmapbench{variant_suffix()}"
     return base.expanduser().resolve()
 
 
