@@ -69,7 +69,6 @@ struct tally {
 
 static int ncpus;
 static int checked;		/* swap to push pages to: checks are made */
-static char *drain;		/* a page of the parent's, for lru_add_drain */
 
 static void pin(int cpu)
 {
@@ -175,12 +174,6 @@ static void round_once(struct tally *t, struct line *l, size_t pages,
 		report_round(t, round, "parent: pages mismatch", 0);
 	}
 	munmap(moved, len);		/* the child maps them alone now */
-	/*
-	 * Pages the parent swapped in may still sit in this CPU's LRU add
-	 * batch, where the child's pageout (which drains its own CPU's
-	 * only) could not isolate them: madvise drains ours first.
-	 */
-	madvise(drain, rmb_page, MADV_PAGEOUT);
 	atomic_store(&l->moved, 1);
 	if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status) ||
 	    WEXITSTATUS(status) != 0) {
@@ -228,9 +221,6 @@ int main(int argc, char **argv)
 	l = mmap(NULL, rmb_page, PROT_READ | PROT_WRITE,
 		 MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	if (l == MAP_FAILED)
-		rmb_die(RMB_EXIT_FAIL, "mmap: %s", strerror(errno));
-	drain = rmb_map_anon(NULL, rmb_page);
-	if (!drain)
 		rmb_die(RMB_EXIT_FAIL, "mmap: %s", strerror(errno));
 	pin(0);
 	rmb_snap_take(&a);
