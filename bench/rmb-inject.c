@@ -23,8 +23,9 @@
  *          entry: the child's fault copies it; inject into that fault
  *          (a failed fault is retried by the kernel)
  *
- * Without fail-nth (any other kernel) nothing can be injected: the
- * program says so (injectable_count 0) and succeeds.  The fault attrs'
+ * Without fail-nth (any other kernel), or outside an rmapbench guest
+ * (no /proc/rmapbench: a host's injection is never touched), nothing is
+ * injected: the program says so (injectable_count 0) and succeeds.  The fault attrs'
  * filters are set through debugfs, which the program mounts: failslab
  * and fail_page_alloc must not ignore sleeping or highmem allocations,
  * nor order-0 pages.
@@ -100,7 +101,8 @@ static int injection_setup(void)
 	};
 	char path[128];
 
-	if (access(FAIL_NTH, W_OK) != 0)
+	/* only in an rmapbench guest: never touch a host's fault injection */
+	if (!strcmp(rmb_scheme(), "unknown") || access(FAIL_NTH, W_OK) != 0)
 		return 0;
 	if (access(DEBUGFS "/failslab", F_OK) != 0 &&
 	    mount("debugfs", DEBUGFS, "debugfs", 0, NULL) != 0)

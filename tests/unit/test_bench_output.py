@@ -18,7 +18,7 @@ ROOT = Path(__file__).resolve().parents[2]
 BENCH = ROOT / "bench"
 OUT = BENCH / "out" / "x86_64"
 PROGRAMS = ("rmb-vma", "rmb-fork", "rmb-mremap", "rmb-swap", "rmb-torture",
-            "rmb-pageout")
+            "rmb-pageout", "rmb-race", "rmb-idle", "rmb-inject")
 UNITS = ("_ns", "_bytes", "_kb", "_pages", "_per_s", "_count")
 # fields that are names or indices, not measurements
 IDENTITY = {"workload", "mode", "record", "scheme", "arch", "kind",
@@ -228,6 +228,11 @@ BAD = [
     ("rmb-swap", ["mode=other"]),
     ("rmb-pageout", ["pid=0"]),
     ("rmb-pageout", ["mode=shared"]),
+    ("rmb-race", ["pages=0"]),
+    ("rmb-race", ["mode=fork"]),
+    ("rmb-idle", ["still_ms=0"]),
+    ("rmb-inject", ["mode=bogus"]),
+    ("rmb-inject", ["max_nth=0"]),
 ]
 
 

@@ -1,0 +1,57 @@
+"""The correctness suite's guest programs (rmb-race, rmb-idle,
+rmb-inject) on the host: they run, print one well-formed line, and do
+nothing a host could mind (no swap to push to, no rmapbench kernel: the
+race rounds run unchecked, and injection is never set up)."""
+
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+BENCH = ROOT / "bench"
+OUT = BENCH / "out" / "x86_64"
+
+
+@pytest.fixture(scope="module")
+def out():
+    res = subprocess.run(["make", "-s", "-C", str(BENCH), "ARCH=x86_64"],
+                         capture_output=True, text=True, timeout=120)
+    assert res.returncode == 0, res.stdout + res.stderr
+    return OUT
+
+
+def one_result(out, prog, *args):
+    res = subprocess.run([str(out / prog), *args], capture_output=True,
+                         text=True, timeout=60)
+    lines = res.stdout.splitlines()
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert len(lines) == 1 and lines[0].startswith("RMB-RESULT "), lines
+    return json.loads(lines[0].split(" ", 1)[1])
+
+
+def test_race_rounds_run_unchecked_on_a_host(out):
+    rec = one_result(out, "rmb-race", "pages=16", "rounds=3")
+    assert rec["record"] == "summary" and rec["mode"] == "mremap-swapin"
+    assert rec["rounds_count"] == 3 and rec["failed_rounds_count"] == 0
+    if not Path("/proc/rmapbench").exists():
+        assert rec["checked_count"] == 0
+    assert rec["moved_pages"] == 3 * 16
+    assert rec["cpus_count"] >= 1
+
+
+def test_idle_reports_counts_that_held_still(out):
+    rec = one_result(out, "rmb-idle", "still_ms=200", "poll_ms=20")
+    assert rec["record"] == "idle" and rec["still"] == 1
+    assert rec["waited_ms"] >= 200
+    counts = [k for k in rec if k.startswith("slab_")]
+    assert all(k.endswith("_objs_count") for k in counts)
+
+
+def test_inject_never_touches_a_host(out):
+    if Path("/proc/rmapbench").exists():
+        pytest.skip("an rmapbench kernel: injection would run")
+    rec = one_result(out, "rmb-inject")
+    assert rec["injectable_count"] == 0 and rec["operations_count"] == 0
+    assert rec["mismatch_pages"] == 0
