@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import console as consolemod
-from . import guest, image, paths, qemu
+from . import guest, image, paths, qemu, registry
 from .errors import UserError
 from .progress import Progress, fmt_seconds
 
@@ -58,8 +58,6 @@ CHECK_APPEND = "slub_debug=FZPU," + ",".join(RMAP_CACHES)
 # processes and maps thousands of pages per boot, so a leak of one object
 # per process, per exec or per moved region shows as tens to hundreds.
 IDLE_SLAB_TOLERANCE = 2
-# The cache each scheme must have: without it the leak check is vacuous.
-SCHEME_CACHE = {"anon_vma": "anon_vma", "anonmm": "anonmm"}
 
 SWAP_MB = 512
 GUEST_DIR = "bench/extra"           # where the extra files live in guests
@@ -94,7 +92,7 @@ SELFTEST_WRAP = {
 }
 
 STRESS_NG = Path("/usr/bin/stress-ng")
-STRESS_ARCHES = ("x86_64",)
+STRESS_ARCHES = registry.arches_with("stress-ng")
 STRESS_FAIL = re.compile(r"stress-ng: fail:|stress-ng: error:")
 # stress-ng exit codes: 0 ok, 2 a stressor failed (--verify mismatch...),
 # 3 out of resources, 4 not implemented
@@ -109,7 +107,7 @@ class Test:
     group: str                  # the boot it runs in
     command: str                # the main plan line
     what: str                   # one line for the docs and the table
-    arches: tuple[str, ...] = paths.ARCHES
+    arches: tuple[str, ...] = registry.arch_names()
     before: tuple[str, ...] = ()
     after: tuple[str, ...] = ()
     swap: bool = False          # it must push pages out (pswpout grows)
@@ -165,32 +163,6 @@ TORTURE_MODE = {
                 "it lives, verify, swapon, pageout (pages unuse mapped must "
                 "be found)", (("swapoff_count", ">", 0),)),
 }
-# What the scheme itself promises (docs/interface.md): anon_vma never
-# copies on mremap and has no orphans; anonmm copies shared pages it
-# moves and re-points pages of exited mms.
-# Orphans are re-pointed by walks of pages several survivors share, which
-# only reclaim under pressure makes (MADV_PAGEOUT skips shared pages).
-COPIES = ("mremap_anon_copy_pages", ">", 0)
-ORPHANS = ("anon_rmap_orphan_pages", ">", 0)
-SCHEME_EXPECT = {
-    # (scheme, mode, pressure) -> expectations; mode "*": every mode
-    ("anon_vma", "*", None): (("mremap_anon_copy_pages", "==", 0),
-                              ("anon_rmap_orphan_pages", "==", 0),
-                              ("anon_swapin_copy_pages", "==", 0)),
-    ("anonmm", "mremap", None): (COPIES,),
-    ("anonmm", "all", None): (COPIES,),
-    ("anonmm", "exit", 1): (ORPHANS,),
-    ("anonmm", "all", 1): (ORPHANS,),
-}
-
-
-def scheme_expect(scheme: str, mode: str, pressure) -> list:
-    out = []
-    for (sch, m, p), rules in SCHEME_EXPECT.items():
-        if sch == scheme and m in ("*", mode) and p in (None, pressure):
-            out += rules
-    return out
-
 STRESSORS = {
     # name: (arguments, what); every run has --timeout and --metrics-brief
     "vm": ("--vm 2 --vm-bytes 48M --vm-method all --verify",
@@ -457,8 +429,8 @@ def judge_torture(t: Test, step: consolemod.Step, scheme: str
     if not summaries:
         return FAIL, "no summary result line", {}
     s = summaries[-1]
-    expect = list(t.expect) + scheme_expect(scheme, s.get("mode", "all"),
-                                            s.get("pressure"))
+    expect = list(t.expect) + registry.expectations(
+        scheme, s.get("mode", "all"), s.get("pressure"))
     keys = ("verified_pages", "verify_mismatch_pages",
             "pageout_candidate_pages", "pageout_missed_pages",
             "pressure_swap_ptes_pages", "pswpout_pages", "pswpin_pages",
@@ -637,8 +609,10 @@ def judge_slabs(run, plan, steps, step_problem, kernel,
     if not problem and not before:
         problem = "no slabinfo before the tests"
     scheme = run.console.section_pairs("rmapbench").get("scheme")
-    if not problem and SCHEME_CACHE.get(scheme) not in before:
-        problem = f"the {scheme} kernel has no {SCHEME_CACHE.get(scheme)} " \
+    own = registry.by_scheme(str(scheme))
+    cache = own.cache if own else None
+    if not problem and cache not in before:
+        problem = f"the {scheme} kernel has no {cache} " \
             "cache in /proc/slabinfo"
     leaks = {c: after.get(c, 0) - before.get(c, 0) for c in RMAP_CACHES
              if c in before or c in after}

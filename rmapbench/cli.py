@@ -4,24 +4,22 @@ import argparse
 import sys
 from pathlib import Path
 
-from . import check, kbuild, paths, runner, smoke, store, workloads
+from . import check, kbuild, paths, registry, runner, smoke, store, workloads
 from .errors import UserError
 
 
 def stacks_arg(value: str) -> list[str]:
-    return [paths.check_choice("stack", v, paths.STACKS)
-            for v in value.split(",")]
+    return [registry.stack(v).name for v in value.split(",")]
 
 
 def arches_arg(value: str) -> list[str]:
-    return [paths.check_choice("arch", v, paths.ARCHES)
-            for v in value.split(",")]
+    return [registry.arch(v).name for v in value.split(",")]
 
 
 def add_targets(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--stack", default=",".join(paths.STACKS),
+    p.add_argument("--stack", default=",".join(registry.stack_names()),
                    help="comma-separated stacks (default: both)")
-    p.add_argument("--arch", default=",".join(paths.ARCHES),
+    p.add_argument("--arch", default=",".join(registry.arch_names()),
                    help="comma-separated arches (default: both)")
 
 
@@ -35,7 +33,7 @@ def cmd_config_diff(args: argparse.Namespace) -> int:
     for arch in arches_arg(args.arch):
         lines, unfair = kbuild.config_diff(arch)
         print(f"{arch}: {len(lines)} symbol(s) differ between "
-              f"{' and '.join(paths.STACKS)}")
+              f"{' and '.join(registry.stack_names())}")
         for line in lines:
             print(f"  {line}")
         if unfair:
@@ -135,7 +133,7 @@ def make_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_build)
     p = sub.add_parser("config-diff",
                        help="show how the stacks' .config files differ")
-    p.add_argument("--arch", default=",".join(paths.ARCHES))
+    p.add_argument("--arch", default=",".join(registry.arch_names()))
     p.set_defaults(func=cmd_config_diff)
     p = sub.add_parser("smoke", help="boot each kernel once and show its "
                        "scheme, struct sizes and counters")

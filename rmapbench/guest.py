@@ -5,7 +5,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from . import console as consolemod
-from . import image, paths, qemu
+from . import image, paths, qemu, registry
 from .errors import UserError
 
 PROBE_TIMEOUT_S = 25.0
@@ -83,7 +83,7 @@ def choose_accel(requested: str) -> str:
 
 
 def probe_kvm() -> bool:
-    stack, arch = paths.STACKS[0], "x86_64"
+    stack, arch = registry.BASE, "x86_64"
     if not paths.kernel_image(stack, arch).exists():
         return False
     with tempfile.TemporaryDirectory(prefix="rmapbench-probe-") as tmp:

@@ -13,10 +13,8 @@ import subprocess
 import tempfile
 from pathlib import Path
 
-from . import paths
+from . import paths, registry
 from .errors import UserError
-
-DEB_ARCH = {"i386": "i386", "x86_64": "amd64"}
 
 
 def images_dir() -> Path:
@@ -39,7 +37,7 @@ def fetch_busybox(arch: str, target: Path) -> Path:
     """apt-get download busybox-static:ARCH and unpack only its binary."""
     work = Path(tempfile.mkdtemp(prefix="rmapbench-busybox-"))
     try:
-        pkg = f"busybox-static:{DEB_ARCH[arch]}"
+        pkg = f"busybox-static:{registry.arch(arch).deb_arch}"
         res = subprocess.run(["apt-get", "download", pkg], cwd=work,
                              capture_output=True, text=True)
         debs = list(work.glob("busybox-static_*.deb"))

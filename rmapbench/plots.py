@@ -12,14 +12,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from . import stats
+from . import registry, stats
 
 log = logging.getLogger(__name__)
 
-COLOURS = {"anon_vma": "#0072B2", "anonmm": "#D55E00"}
-OTHER_COLOUR = "#777777"
-STACK_ORDER = ("anon_vma", "anonmm")
-ARCH_MARKERS = {"i386": "o", "x86_64": "s"}
 LINESTYLES = ("-", "--", ":", "-.")
 PAGE_KB = 4          # fio's kB/s -> pages/s
 STRUCTURES = (("vm_area_struct", "vm_area_struct"), ("anon_vma", "anon_vma"),
@@ -53,7 +49,7 @@ def _pyplot() -> Any:
 
 
 def colour(stack: str) -> str:
-    return COLOURS.get(stack, OTHER_COLOUR)
+    return registry.colour(stack)
 
 
 def save(fig: Any, out_dir: Path, stem: str) -> list[Path]:
@@ -176,8 +172,7 @@ def series(recs: list[dict], x: Callable[[dict], Any], value: Value,
 
 def _stack_first(sk: tuple[str, str]) -> tuple:
     stack, label = sk
-    order = STACK_ORDER.index(stack) if stack in STACK_ORDER else 99
-    return (order, stack, label)
+    return (registry.stack_order(stack), stack, label)
 
 
 def draw_series(ax: Any, data: Series, labels: dict[str, str]) -> None:
@@ -189,7 +184,7 @@ def draw_series(ax: Any, data: Series, labels: dict[str, str]) -> None:
         arch = label.split()[0] if label else ""
         ax.errorbar([p[0] for p in pts], [p[1].mean for p in pts],
                     yerr=yerr([p[1] for p in pts]), color=colour(stack),
-                    linestyle=style, marker=ARCH_MARKERS.get(arch, "o"),
+                    linestyle=style, marker=registry.marker(arch),
                     capsize=3, label=" ".join(
                         t for t in (labels.get(stack, stack), label) if t))
 
@@ -351,7 +346,7 @@ def draw_stacked(ax: Any, bars: Bars) -> None:
     cats = list(bars)
     width = 0.38
     for ci, cat in enumerate(cats):
-        for si, stack in enumerate(STACK_ORDER):
+        for si, stack in enumerate(registry.stack_names()):
             reps = bars[cat].get(stack)
             if not reps:
                 continue
@@ -380,7 +375,7 @@ def draw_stacked(ax: Any, bars: Bars) -> None:
 def stacked_legend(fig: Any, labels: dict[str, str]) -> None:
     from matplotlib.patches import Patch
     handles = [Patch(color=colour(s), label=labels.get(s, s))
-               for s in STACK_ORDER]
+               for s in registry.stack_names()]
     handles += [Patch(facecolor=shade("#888888", 0.12 * i), hatch=HATCHES[i],
                       edgecolor="black", label=name)
                 for i, (_, name) in enumerate(STRUCTURES)]
@@ -496,7 +491,7 @@ def draw_grouped(ax: Any, cells: dict[tuple, dict[str, list[dict]]],
     width = 0.38
     means = []
     for ci, key in enumerate(cells):
-        for si, stack in enumerate(STACK_ORDER):
+        for si, stack in enumerate(registry.stack_names()):
             s = summary_of(cells[key].get(stack, []), value)
             if s is None:
                 continue
@@ -549,7 +544,7 @@ def plot_mremap(records: list[dict], out_dir: Path) -> list[Path]:
 def mremap_legend(fig: Any, labels: dict[str, str]) -> None:
     from matplotlib.patches import Patch
     fig.legend(handles=[Patch(color=colour(s), label=labels.get(s, s))
-                        for s in STACK_ORDER], loc="lower center", ncol=2,
+                        for s in registry.stack_names()], loc="lower center", ncol=2,
                bbox_to_anchor=(0.5, -0.01))
 
 

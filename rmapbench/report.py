@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from . import metrics, plots, stats
-from .stats import BASE, NEW
+from .registry import BASE, NEW
 
 STACKS = (BASE, NEW)
 # The experiment whose configurations stand for a workload/mode in the

@@ -3,7 +3,7 @@
 import time
 from pathlib import Path
 
-from . import guest, kbuild, paths
+from . import guest, kbuild, paths, registry
 from .errors import UserError
 from .progress import Progress
 
@@ -12,8 +12,6 @@ COUNTERS = ("anon_rmap_walk", "anon_rmap_visit", "anon_rmap_pte",
             "anon_swapin_copy", "pswpout", "pswpin")
 SIZES = ("sizeof_vm_area_struct", "sizeof_mm_struct", "sizeof_anon_vma",
          "sizeof_anon_vma_chain", "sizeof_anonmm")
-# i386 gets highmem so that LowTotal/LowFree mean something.
-SMOKE_MEM_MB = {"i386": 1024, "x86_64": 256}
 SMOKE_TIMEOUT_S = 180.0
 # Push a few MB out with MADV_PAGEOUT so that reclaim walks the anon rmap:
 # the counters must then have moved.
@@ -37,7 +35,7 @@ def check(run: guest.GuestRun) -> list[str]:
                  if c not in vmstat]
     problems += [f"{c} stayed 0 although pages were swapped out"
                  for c in MUST_MOVE if vmstat.get(c, "0") == "0"]
-    if run.arch == "i386" and "LowTotal" not in run.console.meminfo_kb():
+    if registry.arch(run.arch).highmem and "LowTotal" not in run.console.meminfo_kb():
         problems.append("/proc/meminfo lacks LowTotal (HIGHMEM off?)")
     return problems
 
@@ -66,7 +64,7 @@ def run_smoke(stacks: list[str], arches: list[str], accel: str,
             progress.note(f"booting {stack} {arch} ({accel})")
             run = guest.run_plan(stack, arch, SMOKE_PLAN,
                                  logdir / f"{stack}-{arch}.log",
-                                 mem_mb=SMOKE_MEM_MB[arch], swap_mb=64,
+                                 mem_mb=registry.arch(arch).smoke_mem_mb, swap_mb=64,
                                  timeout_s=SMOKE_TIMEOUT_S, accel=accel)
             progress.step_done()
             problems = check(run)

@@ -15,9 +15,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from . import metrics
+from .registry import BASE, NEW
 
-BASE = "anon_vma"       # the denominator of every ratio
-NEW = "anonmm"
 CONFIDENCE = 0.95
 MARK_SIGNIFICANT = "*"
 MARK_EXACT = "exact"

@@ -11,7 +11,7 @@ import itertools
 import json
 from dataclasses import dataclass, field
 
-from . import paths
+from . import registry
 from .errors import UserError
 
 PROGRAMS = {"vma": "rmb-vma", "fork": "rmb-fork", "mremap": "rmb-mremap",
@@ -19,12 +19,7 @@ PROGRAMS = {"vma": "rmb-vma", "fork": "rmb-fork", "mremap": "rmb-mremap",
 MODES = {"vma": ("count", "capacity"), "fork": ("breadth", "depth", "rate"),
          "mremap": ("unshared", "shared", "swapped"), "swap": ("family",),
          "fio": ("write4k",)}
-# What a guest of each arch gets unless an experiment says otherwise.
-DEFAULT_MEM_MB = {"i386": 1024, "x86_64": 512}
 SWAP_MB = 1024
-# fio runs on x86_64 only: its Debian build is dynamic and the i386
-# libraries are not in the image.
-FIO_ARCHES = ("x86_64",)
 FIO_ARGS = ("--name=ceiling --filename=/dev/vda --rw=write --bs=4k "
             "--direct=1 --ioengine=libaio --iodepth=32 --size=256M "
             "--output-format=json")
@@ -74,8 +69,9 @@ class Case:
                 f"{args}\ninfo\n")
 
 
+ALL = registry.arch_names()
 DEFAULT_EXPERIMENTS = (
-    Experiment("vma-cost", "vma", "count", paths.ARCHES,
+    Experiment("vma-cost", "vma", "count", ALL,
                sweep={"kind": ["split", "gap"]}, fixed={"V": 20000}),
     Experiment("lowmem", "vma", "count", ("i386",),
                sweep={"V": [5000, 20000, 80000]}),
@@ -83,17 +79,17 @@ DEFAULT_EXPERIMENTS = (
                fixed={"low_floor_kb": 16384, "max_vmas": 50000},
                mem_mb={"i386": [1024]}, append="vmalloc=768M",
                timeout_s=900.0),
-    Experiment("fork-breadth", "fork", "breadth", paths.ARCHES,
+    Experiment("fork-breadth", "fork", "breadth", ALL,
                sweep={"N": [8, 32, 128]}, fixed={"V": 1000}),
-    Experiment("fork-depth", "fork", "depth", paths.ARCHES,
+    Experiment("fork-depth", "fork", "depth", ALL,
                fixed={"D": 16, "pages": 256}),
-    Experiment("fork-rate", "fork", "rate", paths.ARCHES,
+    Experiment("fork-rate", "fork", "rate", ALL,
                fixed={"V": 1000, "N": 300}),
-    Experiment("mremap-unshared", "mremap", "unshared", paths.ARCHES,
+    Experiment("mremap-unshared", "mremap", "unshared", ALL,
                fixed={"R_mb": 32, "moves": 10}),
-    Experiment("mremap-shared", "mremap", "shared", paths.ARCHES,
+    Experiment("mremap-shared", "mremap", "shared", ALL,
                sweep={"K": [1, 4, 16]}, fixed={"R_mb": 32, "moves": 10}),
-    Experiment("mremap-swapped", "mremap", "swapped", paths.ARCHES,
+    Experiment("mremap-swapped", "mremap", "swapped", ALL,
                fixed={"R_mb": 32, "moves": 10},
                mem_mb={"i386": [256], "x86_64": [256]}),
     Experiment("swap-mem", "swap", "family", ("x86_64",),
@@ -102,7 +98,7 @@ DEFAULT_EXPERIMENTS = (
     Experiment("swap-family", "swap", "family", ("x86_64",),
                sweep={"N": [1, 4, 16]}, fixed={"mb": 256, "passes": 2},
                mem_mb={"x86_64": [192]}, timeout_s=900.0),
-    Experiment("swap-ceiling", "fio", "write4k", FIO_ARCHES,
+    Experiment("swap-ceiling", "fio", "write4k", registry.arches_with("fio"),
                mem_mb={"x86_64": [512]}),
 )
 
@@ -131,7 +127,7 @@ def expand(experiments: list[Experiment], stacks: list[str],
     for rep in range(reps):
         for exp in experiments:
             for arch in (a for a in exp.arches if a in arches):
-                for mem in exp.mem_mb.get(arch, [DEFAULT_MEM_MB[arch]]):
+                for mem in exp.mem_mb.get(arch, [registry.arch(arch).mem_mb]):
                     for params in points(exp):
                         for stack in stacks:
                             cases.append(Case(
@@ -172,7 +168,7 @@ def custom(workload: str, mode: str | None, params: list[str],
         raise UserError(f"workload {workload} has no mode '{mode}': choose "
                         f"one of {', '.join(MODES[workload])}")
     if workload == "fio":
-        arches = [a for a in arches if a in FIO_ARCHES]
+        arches = [a for a in arches if a in registry.arches_with("fio")]
     sizes = {a: parse_values(mem) for a in arches} if mem else {}
     for arch, values in sizes.items():
         if not all(isinstance(v, int) and v > 0 for v in values):

@@ -10,9 +10,9 @@ import json
 
 import pytest
 
-from rmapbench import check, console, guest, paths, qemu
+from rmapbench import check, console, guest, paths, registry, qemu
 
-KERNELS = [(s, a) for s in paths.STACKS for a in paths.ARCHES]
+KERNELS = [(s, a) for s in registry.stack_names() for a in registry.arch_names()]
 
 
 @pytest.fixture(scope="module")
@@ -22,7 +22,7 @@ def quick(tmp_path_factory):
             pytest.fail(f"{stack} {arch} kernel not built: run "
                         "'harness.py build' (make test does)")
     out = tmp_path_factory.mktemp("check")
-    rc = check.run_check(list(paths.STACKS), list(paths.ARCHES), "auto",
+    rc = check.run_check(list(registry.stack_names()), list(registry.arch_names()), "auto",
                          True, out)
     result = json.loads((out / "check.json").read_text())
     return rc, result, out

@@ -6,10 +6,10 @@ import shutil
 
 import pytest
 
-from rmapbench import guest, kbuild, paths, smoke
+from rmapbench import guest, kbuild, paths, registry, smoke
 from rmapbench.errors import UserError
 
-KERNELS = [(s, a) for s in paths.STACKS for a in paths.ARCHES]
+KERNELS = [(s, a) for s in registry.stack_names() for a in registry.arch_names()]
 
 
 def require_kernel(stack, arch):
@@ -18,7 +18,7 @@ def require_kernel(stack, arch):
                     "'harness.py build' (make test does)")
 
 
-@pytest.mark.parametrize("arch", paths.ARCHES)
+@pytest.mark.parametrize("arch", registry.arch_names())
 def test_configs_differ_only_in_the_scheme(arch):
     lines, unfair = kbuild.config_diff(arch)
     assert unfair == [], lines
@@ -35,7 +35,7 @@ def test_smoke_boot(stack, arch, tmp_path):
     require_kernel(stack, arch)
     run = guest.run_plan(stack, arch, smoke.SMOKE_PLAN,
                          tmp_path / "console.log",
-                         mem_mb=smoke.SMOKE_MEM_MB[arch], swap_mb=64,
+                         mem_mb=registry.arch(arch).smoke_mem_mb, swap_mb=64,
                          timeout_s=smoke.SMOKE_TIMEOUT_S)
     assert smoke.check(run) == [], run.boot.log.read_text()[-3000:]
     sizes = run.console.section_pairs("rmapbench")
@@ -106,10 +106,10 @@ def test_a_broken_patch_stops_the_build(tmp_path):
 SAVED_PER_VMA = {"i386": 12, "x86_64": 24}
 
 
-@pytest.mark.parametrize("arch", paths.ARCHES)
+@pytest.mark.parametrize("arch", registry.arch_names())
 def test_anonmm_vm_area_struct_is_smaller(arch, tmp_path):
     sizes = {}
-    for stack in paths.STACKS:
+    for stack in registry.stack_names():
         require_kernel(stack, arch)
         run = guest.run_plan(stack, arch, "info\n",
                              tmp_path / f"{stack}.log", mem_mb=256,

@@ -2,7 +2,7 @@
 
 import pytest
 
-from rmapbench import workloads
+from rmapbench import registry, workloads
 from rmapbench.errors import UserError
 
 
@@ -36,7 +36,7 @@ def test_expand_is_the_full_product():
 def test_default_mem_per_arch():
     exp = workloads.Experiment("t", "vma", "count", ("i386",))
     (case,) = workloads.expand([exp], ["anonmm"], ["i386"], 1)
-    assert case.mem_mb == workloads.DEFAULT_MEM_MB["i386"]
+    assert case.mem_mb == registry.arch("i386").mem_mb
 
 
 def test_custom_checks_workload_mode_and_memory():
