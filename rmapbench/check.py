@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import console as consolemod
-from . import guest, image, paths, qemu, registry
+from . import guest, iface, image, paths, qemu, registry
 from .errors import UserError
 from .progress import Progress, fmt_seconds
 
@@ -45,8 +45,7 @@ PASS, FAIL, SKIP = "pass", "fail", "skip"
 # the caches of the rmap: a use-after-free or overflow of one of their
 # objects prints "BUG <cache>: ..." (a kernel fault line), and debug
 # caches keep no per-CPU slabs, so /proc/slabinfo's active_objs is exact.
-RMAP_CACHES = ("anonmm", "anon_vma", "anon_vma_chain", "vm_area_struct",
-               "mm_struct")
+RMAP_CACHES = iface.slabs(iface.RMAP)
 CHECK_APPEND = "slub_debug=FZPU," + ",".join(RMAP_CACHES)
 
 # "Near idle": with exact counts (above), the processes alive at both

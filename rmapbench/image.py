@@ -13,7 +13,7 @@ import subprocess
 import tempfile
 from pathlib import Path
 
-from . import paths, registry
+from . import iface, paths, registry
 from .errors import UserError
 
 
@@ -101,8 +101,9 @@ Extra = tuple[tuple[Path, str], ...]   # (host file, path in the guest)
 def stage(arch: str, root: Path, with_fio: bool = False,
           extra: Extra = ()) -> None:
     """Lay out the guest's root file system in root."""
-    for d in ("bin", "bench", "dev", "proc", "sys", "tmp"):
+    for d in ("bin", "bench", "dev", "etc", "proc", "sys", "tmp"):
         (root / d).mkdir(parents=True, exist_ok=True)
+    (root / "etc" / "rmb-iface.sh").write_text(iface.sampler_config())
     shutil.copy2(busybox(arch), root / "bin" / "busybox")
     shutil.copy2(paths.BENCH / "init.sh", root / "init")
     (root / "init").chmod(0o755)

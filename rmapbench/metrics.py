@@ -10,13 +10,14 @@ one exact value, without a spread, rather than a timing with noise.
 
 from dataclasses import dataclass
 
+from . import iface
+
 LOWER = "lower_better"
 HIGHER = "higher_better"
 # A metric shown for context; neither scheme "wins" on it.
 NEUTRAL = "informational"
 
-SLAB_CACHES = ("vm_area_struct", "anon_vma", "anon_vma_chain", "anonmm",
-               "maple_node")
+SLAB_CACHES = iface.slabs(iface.COST)
 
 
 @dataclass(frozen=True)

@@ -12,15 +12,16 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from . import registry, stats
+from . import iface, registry, stats
 
 log = logging.getLogger(__name__)
 
 LINESTYLES = ("-", "--", ":", "-.")
 PAGE_KB = 4          # fio's kB/s -> pages/s
-STRUCTURES = (("vm_area_struct", "vm_area_struct"), ("anon_vma", "anon_vma"),
-              ("anon_vma_chain", "anon_vma_chain"), ("anonmm", "anonmm"),
-              ("maple_node", "maple_node"), ("page_tables", "page tables"))
+# (field stem, label): the slab structures of a VMA's cost, then the
+# page tables
+STRUCTURES = tuple((c, c) for c in iface.slabs(iface.COST)) + \
+    (("page_tables", "page tables"),)
 HATCHES = ("", "//", "..", "xx", "\\\\", "--")
 IGNORED_PARAMS = ("seed",)
 

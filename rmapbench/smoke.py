@@ -3,15 +3,12 @@
 import time
 from pathlib import Path
 
-from . import guest, kbuild, paths, registry
+from . import guest, iface, kbuild, paths, registry
 from .errors import UserError
 from .progress import Progress
 
-COUNTERS = ("anon_rmap_walk", "anon_rmap_visit", "anon_rmap_pte",
-            "anon_rmap_trylock_fail", "mremap_anon_copy", "anon_rmap_orphan",
-            "anon_swapin_copy", "pswpout", "pswpin")
-SIZES = ("sizeof_vm_area_struct", "sizeof_mm_struct", "sizeof_anon_vma",
-         "sizeof_anon_vma_chain", "sizeof_anonmm")
+COUNTERS = tuple(c.name for c in iface.counters(iface.SMOKE))
+SIZES = tuple(f"sizeof_{s}" for s in iface.sizes())
 SMOKE_TIMEOUT_S = 180.0
 # Push a few MB out with MADV_PAGEOUT so that reclaim walks the anon rmap:
 # the counters must then have moved.

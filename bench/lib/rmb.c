@@ -633,8 +633,9 @@ void rmb_result_since(struct rmb_json *j, const char *record,
 
 void rmb_json_sizes(struct rmb_json *j)
 {
-	static const char *const names[] = { "vm_area_struct", "mm_struct",
-		"anon_vma", "anon_vma_chain", "anonmm" };
+#define SIZE_NAME(name) #name,
+	static const char *const names[] = { RMB_SIZES(SIZE_NAME) };
+#undef SIZE_NAME
 	char key[64], field[64];
 
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
@@ -757,27 +758,16 @@ size_t rmb_verify(const void *base, size_t npages, uint64_t seed,
  * snapshots
  */
 
-static const char *const slab_names[RMB_NSLAB] = {
-	"vm_area_struct", "anon_vma", "anon_vma_chain", "anonmm", "mm_struct",
-	"maple_node",
-};
+#define SLAB_NAME(id, name, flags) #name,
+static const char *const slab_names[RMB_NSLAB] = { RMB_SLABS(SLAB_NAME) };
+#undef SLAB_NAME
 
+/* { vmstat line, result field } */
+#define CTR_NAMES(id, name, unit, flags) { #name, #name "_" #unit },
 static const char *const ctr_names[RMB_NCTR][2] = {
-	{ "anon_rmap_walk", "anon_rmap_walk_count" },
-	{ "anon_rmap_visit", "anon_rmap_visit_count" },
-	{ "anon_rmap_pte", "anon_rmap_pte_count" },
-	{ "anon_rmap_trylock_fail", "anon_rmap_trylock_fail_count" },
-	{ "anon_rmap_orphan", "anon_rmap_orphan_pages" },
-	{ "mremap_anon_copy", "mremap_anon_copy_pages" },
-	{ "anon_swapin_copy", "anon_swapin_copy_pages" },
-	{ "pswpout", "pswpout_pages" },
-	{ "pswpin", "pswpin_pages" },
-	{ "pgmajfault", "pgmajfault_count" },
-	{ "pgscan_kswapd", "pgscan_kswapd_pages" },
-	{ "pgscan_direct", "pgscan_direct_pages" },
-	{ "pgsteal_kswapd", "pgsteal_kswapd_pages" },
-	{ "pgsteal_direct", "pgsteal_direct_pages" },
+	RMB_COUNTERS(CTR_NAMES)
 };
+#undef CTR_NAMES
 
 static long long nonneg(long long v)
 {

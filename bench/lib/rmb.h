@@ -13,6 +13,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "rmb-iface.h"
+
 #define RMB_EXIT_FAIL 1
 #define RMB_EXIT_USAGE 2
 
@@ -121,14 +123,14 @@ size_t rmb_verify(const void *base, size_t npages, uint64_t seed,
 
 /* ---- kernel memory snapshots ----------------------------------------- */
 
-/* caches: vm_area_struct, anon_vma, anon_vma_chain, anonmm, mm_struct,
- * maple_node (6.1 keeps VMAs in a maple tree; both schemes pay it) */
-enum { RMB_SLAB_VMA, RMB_SLAB_ANON_VMA, RMB_SLAB_AVC, RMB_SLAB_ANONMM,
-       RMB_SLAB_MM, RMB_SLAB_MAPLE, RMB_NSLAB };
-enum { RMB_C_WALK, RMB_C_VISIT, RMB_C_PTE, RMB_C_TRYLOCK, RMB_C_ORPHAN,
-       RMB_C_MREMAP_COPY, RMB_C_SWAPIN_COPY, RMB_C_PSWPOUT, RMB_C_PSWPIN,
-       RMB_C_PGMAJFAULT, RMB_C_PGSCAN_KSWAPD, RMB_C_PGSCAN_DIRECT,
-       RMB_C_PGSTEAL_KSWAPD, RMB_C_PGSTEAL_DIRECT, RMB_NCTR };
+/* RMB_SLAB_VMA, ... and RMB_C_WALK, ...: the caches and counters of
+ * rmb-iface.h, in its order */
+#define RMB_SLAB_ENUM(id, name, flags) RMB_SLAB_##id,
+#define RMB_CTR_ENUM(id, name, unit, flags) RMB_C_##id,
+enum { RMB_SLABS(RMB_SLAB_ENUM) RMB_NSLAB };
+enum { RMB_COUNTERS(RMB_CTR_ENUM) RMB_NCTR };
+#undef RMB_SLAB_ENUM
+#undef RMB_CTR_ENUM
 
 struct rmb_snap {
 	uint64_t t_ns;
