@@ -5,14 +5,12 @@ one record with failed=true and the console excerpt; the run goes on.
 """
 
 import json
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from . import console as consolemod
-from . import guest, paths, qemu, store
+from . import environment, executor, extras, guest, kbuild, paths, qemu
+from . import store, workloads
 from .errors import UserError
-from .progress import Progress
-from . import environment, kbuild, workloads
 from .workloads import SWAP_MB, Case
 
 TAIL_LINES = 30
@@ -85,45 +83,31 @@ def records_of(case: Case, run: guest.GuestRun, run_id: str,
     return records
 
 
-def run_case(case: Case, rdir: Path, run_id: str, accel: str) -> dict:
-    """Boot one case and store its records; return the boot summary."""
-    log = store.log_file(rdir, case.key())
-    run = guest.run_plan(case.stack, case.arch, case.plan(), log,
-                         mem_mb=case.mem_mb, timeout_s=case.timeout_s,
-                         swap_mb=SWAP_MB, accel=accel, append=case.append,
-                         fio=case.workload == "fio")
-    records = records_of(case, run, run_id, accel)
-    boot = {"key": case.key(), "seconds": round(run.boot.seconds, 2),
-            "failure": run.failure, "command": run.boot.command,
-            "records": records}
-    store.save_boot(rdir, case.key(), boot)
-    return boot
+def job_of(case: Case) -> executor.Job:
+    """The boot of a case: its plan, its machine, its image extras."""
+    return executor.Job(case.key(), case.key(), guest.Boot(
+        case.stack, case.arch, case.plan(), mem_mb=case.mem_mb,
+        timeout_s=case.timeout_s, swap_mb=SWAP_MB, append=case.append,
+        files=extras.require(case.extras(), case.arch)))
 
 
 def execute(cases: list[Case], rdir: Path, run_id: str, accel: str,
             jobs: int = 1) -> list[dict]:
-    """Run every case not yet finished, jobs at a time, with progress."""
-    todo = [c for c in cases if not store.boot_done(rdir, c.key())]
-    if len(todo) < len(cases):
-        print(f"resuming {run_id}: {len(cases) - len(todo)} of "
-              f"{len(cases)} boots already finished", flush=True)
-    progress = Progress(len(todo), "boot")
-    done = []
+    """Run every case not yet finished, jobs at a time, with progress;
+    rebuild records.jsonl."""
+    by_key = {c.key(): c for c in cases}
 
-    def one(case: Case) -> dict:
-        progress.note(f"{case.key()} ({accel})")
-        boot = run_case(case, rdir, run_id, accel)
-        progress.step_done()
+    def judge(job: executor.Job, run: guest.GuestRun) -> dict:
+        return {"records": records_of(by_key[job.key], run, run_id, accel)}
+
+    def say(job: executor.Job, boot: dict) -> None:
         state = f"FAILED: {boot['failure']}" if boot["failure"] else "ok"
-        print(f"  {case.key()}: {state} ({boot['seconds']:.0f}s)",
-              flush=True)
-        return boot
+        print(f"  {job.key}: {state} ({boot['seconds']:.0f}s)", flush=True)
 
-    with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
-        for boot in pool.map(one, todo):
-            done.append(boot)
+    boots = executor.execute([job_of(c) for c in cases], rdir, accel,
+                             judge, say, jobs)
     store.write_records(rdir)
-    return done
+    return boots
 
 
 def check_memory(cases: list[Case]) -> None:

@@ -11,7 +11,7 @@ import itertools
 import json
 from dataclasses import dataclass, field
 
-from . import registry
+from . import plan, registry
 from .errors import UserError
 
 PROGRAMS = {"vma": "rmb-vma", "fork": "rmb-fork", "mremap": "rmb-mremap",
@@ -61,12 +61,15 @@ class Case:
     def plan(self) -> str:
         """The guest plan: swap on, state before, the workload, after."""
         if self.workload == "fio":
-            return f"info\nsection fio fio {FIO_ARGS}\n"
-        args = " ".join([f"mode={self.mode}"] +
-                        [f"{k}={v}" for k, v in self.params])
-        sample = "sample 1\n" if self.workload == "swap" else ""
-        return (f"swapon\ninfo\n{sample}run {PROGRAMS[self.workload]} "
-                f"{args}\ninfo\n")
+            return plan.of(plan.info(), plan.section("fio", f"fio {FIO_ARGS}"))
+        args = {"mode": self.mode, **dict(self.params)}
+        sample = [plan.sample(1)] if self.workload == "swap" else []
+        return plan.of(plan.swapon(), plan.info(), *sample,
+                       plan.run(PROGRAMS[self.workload], args), plan.info())
+
+    def extras(self) -> tuple[str, ...]:
+        """The image extras its boot needs."""
+        return ("fio",) if self.workload == "fio" else ()
 
 
 ALL = registry.arch_names()

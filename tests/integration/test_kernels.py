@@ -33,10 +33,7 @@ def test_fragments_hold_in_the_built_config(stack, arch):
 @pytest.mark.parametrize("stack,arch", KERNELS)
 def test_smoke_boot(stack, arch, tmp_path):
     require_kernel(stack, arch)
-    run = guest.run_plan(stack, arch, smoke.SMOKE_PLAN,
-                         tmp_path / "console.log",
-                         mem_mb=registry.arch(arch).smoke_mem_mb, swap_mb=64,
-                         timeout_s=smoke.SMOKE_TIMEOUT_S)
+    run = guest.run(smoke.boot_of(stack, arch), tmp_path / "console.log")
     assert smoke.check(run) == [], run.boot.log.read_text()[-3000:]
     sizes = run.console.section_pairs("rmapbench")
     assert int(sizes["sizeof_vm_area_struct"]) > 0
@@ -55,9 +52,9 @@ def test_smoke_boot(stack, arch, tmp_path):
 
 def boot_x86_64(tmp_path, plan, timeout_s=120.0, append=""):
     require_kernel("anon_vma", "x86_64")
-    return guest.run_plan("anon_vma", "x86_64", plan,
-                          tmp_path / "console.log", mem_mb=128,
-                          timeout_s=timeout_s, append=append)
+    return guest.run(guest.Boot("anon_vma", "x86_64", plan, mem_mb=128,
+                                timeout_s=timeout_s, append=append),
+                     tmp_path / "console.log")
 
 
 def test_a_panic_is_a_failure(tmp_path):
@@ -111,9 +108,9 @@ def test_anonmm_vm_area_struct_is_smaller(arch, tmp_path):
     sizes = {}
     for stack in registry.stack_names():
         require_kernel(stack, arch)
-        run = guest.run_plan(stack, arch, "info\n",
-                             tmp_path / f"{stack}.log", mem_mb=256,
-                             timeout_s=smoke.SMOKE_TIMEOUT_S)
+        run = guest.run(guest.Boot(stack, arch, "info\n", mem_mb=256,
+                                   timeout_s=smoke.SMOKE_TIMEOUT_S),
+                        tmp_path / f"{stack}.log")
         assert run.failure is None, run.failure
         sizes[stack] = run.console.section_pairs("rmapbench")
     assert sizes["anon_vma"]["scheme"] == "anon_vma"
