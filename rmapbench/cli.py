@@ -4,7 +4,8 @@ import argparse
 import sys
 from pathlib import Path
 
-from . import check, kbuild, paths, registry, runner, smoke, store, workloads
+from . import check, experiments, kbuild, paths, registry, runner, smoke
+from . import store, workloads
 from .errors import UserError
 
 
@@ -63,7 +64,7 @@ def add_run_options(p: argparse.ArgumentParser, reps: int) -> None:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    exp = workloads.custom(args.workload, args.mode, args.param or [],
+    exp = experiments.custom(args.workload, args.mode, args.param or [],
                            args.mem, arches_arg(args.arch), args.timeout,
                            args.append)
     rdir = runner.run_experiments(
@@ -74,9 +75,9 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 def cmd_compare(args: argparse.Namespace) -> int:
     names = args.experiments.split(",") if args.experiments else [
-        e.name for e in workloads.DEFAULT_EXPERIMENTS]
+        e.name for e in workloads.experiments()]
     rdir = runner.run_experiments(
-        workloads.by_name(names), stacks_arg(args.stack),
+        experiments.by_name(names), stacks_arg(args.stack),
         arches_arg(args.arch), args.reps, args.run_id, "compare",
         args.accel, args.jobs)
     return finish(rdir, args.no_report)
@@ -143,7 +144,7 @@ def make_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_smoke)
     p = sub.add_parser("run", help="run one workload over a custom sweep")
     p.add_argument("--workload", required=True,
-                   help=f"one of {', '.join(workloads.MODES)}")
+                   help=f"one of {', '.join(workloads.WORKLOADS)}")
     p.add_argument("--mode", help="the workload's mode (default: its first)")
     p.add_argument("--param", action="append", metavar="KEY=V1,V2",
                    help="a parameter and its values; repeat for more")
@@ -159,7 +160,7 @@ def make_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("compare", help="the default comparison: every "
                        "experiment, both stacks, both arches, report")
     p.add_argument("--experiments", help="comma-separated subset of: " +
-                   ", ".join(e.name for e in workloads.DEFAULT_EXPERIMENTS))
+                   ", ".join(e.name for e in workloads.experiments()))
     p.add_argument("--no-report", action="store_true")
     add_run_options(p, reps=3)
     p.set_defaults(func=cmd_compare)

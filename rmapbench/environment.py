@@ -7,7 +7,7 @@ import shlex
 import sys
 import time
 
-from . import image, kbuild, paths, qemu, registry, workloads
+from . import experiments, image, kbuild, paths, qemu, registry
 
 
 def file_sha(path) -> str | None:
@@ -62,7 +62,8 @@ def config_diffs(arches: list[str]) -> dict[str, list[str]]:
 
 
 def collect(run_id: str, accel: str, reps: int, arches: list[str],
-            experiments: str) -> dict:
+            described: str) -> dict:
+    """metadata.json; described: experiments.describe() of the run."""
     return {
         "run_id": run_id,
         "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
@@ -78,7 +79,7 @@ def collect(run_id: str, accel: str, reps: int, arches: list[str],
         "host_kernel": platform.release(),
         "host_cores": os.cpu_count(),
         "reps": reps,
-        "swap_mb": workloads.SWAP_MB,
+        "swap_mb": experiments.SWAP_MB,
         "images": str(image.images_dir()),
-        "experiments": experiments,
+        "experiments": described,
     }

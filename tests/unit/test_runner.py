@@ -4,10 +4,11 @@ from pathlib import Path
 
 import pytest
 
-from rmapbench import console, guest, qemu, runner, store, workloads
+from rmapbench import console, guest, qemu, runner, store
+from rmapbench import experiments
 from rmapbench.errors import UserError
 
-CASE = workloads.Case("vma-cost", "anonmm", "x86_64", 512, "vma", "count",
+CASE = experiments.Case("vma-cost", "anonmm", "x86_64", 512, "vma", "count",
                       (("V", 100),), 0, 60.0)
 OK_CONSOLE = """\
 RMB-STEP 1/3 swapon
@@ -64,7 +65,7 @@ def test_no_result_is_a_failure(tmp_path):
 
 
 def test_fio_section_becomes_a_record(tmp_path):
-    case = workloads.Case("swap-ceiling", "anon_vma", "x86_64", 512, "fio",
+    case = experiments.Case("swap-ceiling", "anon_vma", "x86_64", 512, "fio",
                           "write4k", (), 0, 60.0)
     text = ("RMB-STEP 1/1 section fio fio\nRMB-BEGIN fio\nnote: x\n"
             '{"jobs": [{"write": {"bw": 1000, "iops": 250.0}}]}\n'
@@ -94,7 +95,7 @@ def test_store_refuses_bad_ids_and_missing_runs(tmp_path, monkeypatch):
 
 
 def test_memory_below_boot_minimum_is_refused():
-    small = workloads.Case("t", "anonmm", "x86_64", 32, "vma", "count", (),
+    small = experiments.Case("t", "anonmm", "x86_64", 32, "vma", "count", (),
                            0, 60.0)
     with pytest.raises(UserError, match="32 MB"):
         runner.check_memory([small])

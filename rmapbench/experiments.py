@@ -1,41 +1,23 @@
-"""The workload catalogue: experiments, and the boots they expand into.
+"""Experiments and the boots they expand into.
 
-An experiment is one workload in one mode swept over parameter values,
-guest memory sizes and arches; each point of the sweep, on each stack and
-for each repetition, is one boot (a Case).  The default comparison is
-DEFAULT_EXPERIMENTS.
+An experiment (declared by its workload's module) is one workload in one
+mode swept over parameter values, guest memory sizes and arches; each
+point of the sweep, on each stack and for each repetition, is one boot
+(a Case).  The default comparison is every workload's experiments.
 """
 
 import hashlib
 import itertools
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
-from . import plan, registry
+from . import plan as guestplan
+from . import registry, workloads
 from .errors import UserError
+from .record import Config
+from .workloads import Experiment
 
-PROGRAMS = {"vma": "rmb-vma", "fork": "rmb-fork", "mremap": "rmb-mremap",
-            "swap": "rmb-swap", "fio": None}
-MODES = {"vma": ("count", "capacity"), "fork": ("breadth", "depth", "rate"),
-         "mremap": ("unshared", "shared", "swapped"), "swap": ("family",),
-         "fio": ("write4k",)}
 SWAP_MB = 1024
-FIO_ARGS = ("--name=ceiling --filename=/dev/vda --rw=write --bs=4k "
-            "--direct=1 --ioengine=libaio --iodepth=32 --size=256M "
-            "--output-format=json")
-
-
-@dataclass(frozen=True)
-class Experiment:
-    name: str
-    workload: str
-    mode: str
-    arches: tuple[str, ...]
-    sweep: dict = field(default_factory=dict)   # param -> list of values
-    fixed: dict = field(default_factory=dict)   # param -> value
-    mem_mb: dict = field(default_factory=dict)  # arch -> list of sizes
-    timeout_s: float = 300.0
-    append: str = ""                            # extra kernel arguments
 
 
 @dataclass(frozen=True)
@@ -58,56 +40,31 @@ class Case:
         return (f"{self.experiment}_{self.stack}_{self.arch}_m{self.mem_mb}"
                 f"_{params or 'default'}_r{self.rep}").replace("/", "_")
 
+    @property
+    def config(self) -> Config:
+        return Config(self.experiment, self.arch, self.mem_mb,
+                      self.workload, self.mode, self.params)
+
     def plan(self) -> str:
-        """The guest plan: swap on, state before, the workload, after."""
-        if self.workload == "fio":
-            return plan.of(plan.info(), plan.section("fio", f"fio {FIO_ARGS}"))
+        """The guest plan: swap on, state before, the workload (sampled
+        if it asks to be), state after; or the workload's own steps."""
+        w = workloads.workload(self.workload)
+        if w.steps:
+            return guestplan.of(*w.steps(self))
         args = {"mode": self.mode, **dict(self.params)}
-        sample = [plan.sample(1)] if self.workload == "swap" else []
-        return plan.of(plan.swapon(), plan.info(), *sample,
-                       plan.run(PROGRAMS[self.workload], args), plan.info())
+        sample = [guestplan.sample(w.sample_s)] if w.sample_s else []
+        return guestplan.of(guestplan.swapon(), guestplan.info(), *sample,
+                            guestplan.run(str(w.program), args),
+                            guestplan.info())
 
     def extras(self) -> tuple[str, ...]:
         """The image extras its boot needs."""
-        return ("fio",) if self.workload == "fio" else ()
+        return workloads.workload(self.workload).extras
 
 
 ALL = registry.arch_names()
-DEFAULT_EXPERIMENTS = (
-    Experiment("vma-cost", "vma", "count", ALL,
-               sweep={"kind": ["split", "gap"]}, fixed={"V": 20000}),
-    Experiment("lowmem", "vma", "count", ("i386",),
-               sweep={"V": [5000, 20000, 80000]}),
-    Experiment("capacity", "vma", "capacity", ("i386",),
-               fixed={"low_floor_kb": 16384, "max_vmas": 50000},
-               mem_mb={"i386": [1024]}, append="vmalloc=768M",
-               timeout_s=900.0),
-    Experiment("fork-breadth", "fork", "breadth", ALL,
-               sweep={"N": [8, 32, 128]}, fixed={"V": 1000}),
-    Experiment("fork-depth", "fork", "depth", ALL,
-               fixed={"D": 16, "pages": 256}),
-    Experiment("fork-rate", "fork", "rate", ALL,
-               fixed={"V": 1000, "N": 300}),
-    Experiment("mremap-unshared", "mremap", "unshared", ALL,
-               fixed={"R_mb": 32, "moves": 10}),
-    Experiment("mremap-shared", "mremap", "shared", ALL,
-               sweep={"K": [1, 4, 16]}, fixed={"R_mb": 32, "moves": 10}),
-    Experiment("mremap-swapped", "mremap", "swapped", ALL,
-               fixed={"R_mb": 32, "moves": 10},
-               mem_mb={"i386": [256], "x86_64": [256]}),
-    Experiment("swap-mem", "swap", "family", ("x86_64",),
-               fixed={"N": 4, "mb": 256, "passes": 2},
-               mem_mb={"x86_64": [160, 224, 384]}, timeout_s=900.0),
-    Experiment("swap-family", "swap", "family", ("x86_64",),
-               sweep={"N": [1, 4, 16]}, fixed={"mb": 256, "passes": 2},
-               mem_mb={"x86_64": [192]}, timeout_s=900.0),
-    Experiment("swap-ceiling", "fio", "write4k", registry.arches_with("fio"),
-               mem_mb={"x86_64": [512]}),
-)
-
-
 def by_name(names: list[str]) -> list[Experiment]:
-    known = {e.name: e for e in DEFAULT_EXPERIMENTS}
+    known = {e.name: e for e in workloads.experiments()}
     missing = [n for n in names if n not in known]
     if missing:
         raise UserError(f"unknown experiment(s) {', '.join(missing)}: "
@@ -163,15 +120,14 @@ def custom(workload: str, mode: str | None, params: list[str],
            mem: str | None, arches: list[str],
            timeout_s: float, append: str = "") -> Experiment:
     """An experiment from the command line (harness.py run)."""
-    if workload not in MODES:
-        raise UserError(f"unknown workload '{workload}': choose one of "
-                        f"{', '.join(MODES)}")
-    mode = mode or MODES[workload][0]
-    if mode not in MODES[workload]:
+    w = workloads.workload(workload)
+    modes = w.mode_names()
+    mode = mode or modes[0]
+    if mode not in modes:
         raise UserError(f"workload {workload} has no mode '{mode}': choose "
-                        f"one of {', '.join(MODES[workload])}")
-    if workload == "fio":
-        arches = [a for a in arches if a in registry.arches_with("fio")]
+                        f"one of {', '.join(modes)}")
+    for extra in w.extras:     # only where its image extras can be packed
+        arches = [a for a in arches if a in registry.arches_with(extra)]
     sizes = {a: parse_values(mem) for a in arches} if mem else {}
     for arch, values in sizes.items():
         if not all(isinstance(v, int) and v > 0 for v in values):
@@ -182,10 +138,15 @@ def custom(workload: str, mode: str | None, params: list[str],
                       timeout_s=timeout_s, append=append)
 
 
+# Experiment fields for the report only: not part of what a run is.
+PRESENTATION = ("text",)
+
+
 def describe(experiments: list[Experiment]) -> str:
     """A stable text of the experiments, for hashing and metadata."""
-    return json.dumps([e.__dict__ for e in experiments], sort_keys=True,
-                      default=list)
+    return json.dumps([{k: v for k, v in e.__dict__.items()
+                        if k not in PRESENTATION} for e in experiments],
+                      sort_keys=True, default=list)
 
 
 def digest(experiments: list[Experiment]) -> str:

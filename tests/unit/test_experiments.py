@@ -2,28 +2,28 @@
 
 import pytest
 
-from rmapbench import registry, workloads
+from rmapbench import experiments, registry
 from rmapbench.errors import UserError
 
 
 def test_parse_values_and_params():
-    assert workloads.parse_values("1,4,16") == [1, 4, 16]
-    assert workloads.parse_values("split,gap") == ["split", "gap"]
-    assert workloads.parse_params(["N=1,4", "kind=gap"]) == {
+    assert experiments.parse_values("1,4,16") == [1, 4, 16]
+    assert experiments.parse_values("split,gap") == ["split", "gap"]
+    assert experiments.parse_params(["N=1,4", "kind=gap"]) == {
         "N": [1, 4], "kind": ["gap"]}
 
 
 @pytest.mark.parametrize("spec", ["N", "=4", "N=", "N=1,,2"])
 def test_malformed_sweeps_are_refused(spec):
     with pytest.raises(UserError, match="malformed"):
-        workloads.parse_params([spec])
+        experiments.parse_params([spec])
 
 
 def test_expand_is_the_full_product():
-    exp = workloads.Experiment("t", "fork", "breadth", ("i386", "x86_64"),
+    exp = experiments.Experiment("t", "fork", "breadth", ("i386", "x86_64"),
                                sweep={"N": [1, 2]}, fixed={"V": 10},
                                mem_mb={"x86_64": [128, 256]})
-    cases = workloads.expand([exp], ["anon_vma", "anonmm"], ["x86_64"], 2)
+    cases = experiments.expand([exp], ["anon_vma", "anonmm"], ["x86_64"], 2)
     assert len(cases) == 2 * 2 * 2 * 2          # mem x N x stack x rep
     assert {c.arch for c in cases} == {"x86_64"}
     assert len({c.key() for c in cases}) == len(cases)
@@ -34,36 +34,36 @@ def test_expand_is_the_full_product():
 
 
 def test_default_mem_per_arch():
-    exp = workloads.Experiment("t", "vma", "count", ("i386",))
-    (case,) = workloads.expand([exp], ["anonmm"], ["i386"], 1)
+    exp = experiments.Experiment("t", "vma", "count", ("i386",))
+    (case,) = experiments.expand([exp], ["anonmm"], ["i386"], 1)
     assert case.mem_mb == registry.arch("i386").mem_mb
 
 
 def test_custom_checks_workload_mode_and_memory():
     with pytest.raises(UserError, match="unknown workload 'vmas'"):
-        workloads.custom("vmas", None, [], None, ["x86_64"], 60)
+        experiments.custom("vmas", None, [], None, ["x86_64"], 60)
     with pytest.raises(UserError, match="no mode 'wide'"):
-        workloads.custom("fork", "wide", [], None, ["x86_64"], 60)
+        experiments.custom("fork", "wide", [], None, ["x86_64"], 60)
     with pytest.raises(UserError, match="malformed memory sizes"):
-        workloads.custom("vma", None, [], "128,big", ["x86_64"], 60)
-    exp = workloads.custom("swap", None, ["N=1,4"], "128,256",
+        experiments.custom("vma", None, [], "128,big", ["x86_64"], 60)
+    exp = experiments.custom("swap", None, ["N=1,4"], "128,256",
                            ["x86_64"], 60)
     assert exp.mode == "family" and exp.mem_mb == {"x86_64": [128, 256]}
 
 
 def test_fio_runs_on_x86_64_only():
-    exp = workloads.custom("fio", None, [], None, ["i386", "x86_64"], 60)
+    exp = experiments.custom("fio", None, [], None, ["i386", "x86_64"], 60)
     assert exp.arches == ("x86_64",)
 
 
 def test_by_name():
-    assert workloads.by_name(["lowmem"])[0].arches == ("i386",)
+    assert experiments.by_name(["lowmem"])[0].arches == ("i386",)
     with pytest.raises(UserError, match="unknown experiment"):
-        workloads.by_name(["lowmen"])
+        experiments.by_name(["lowmen"])
 
 
 def test_digest_changes_with_the_experiment():
-    a = workloads.Experiment("t", "vma", "count", ("i386",), fixed={"V": 1})
-    b = workloads.Experiment("t", "vma", "count", ("i386",), fixed={"V": 2})
-    assert workloads.digest([a]) != workloads.digest([b])
-    assert workloads.digest([a]) == workloads.digest([a])
+    a = experiments.Experiment("t", "vma", "count", ("i386",), fixed={"V": 1})
+    b = experiments.Experiment("t", "vma", "count", ("i386",), fixed={"V": 2})
+    assert experiments.digest([a]) != experiments.digest([b])
+    assert experiments.digest([a]) == experiments.digest([a])
