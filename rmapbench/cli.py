@@ -4,7 +4,8 @@ import argparse
 import sys
 from pathlib import Path
 
-from . import check, experiments, kbuild, paths, registry, runner, smoke
+from . import check, experiments, kbuild, paths, programs, registry, reparse
+from . import runner, smoke
 from . import store, workloads
 from .errors import UserError
 
@@ -108,12 +109,42 @@ def cmd_report(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_reparse(args: argparse.Namespace) -> int:
+    rdir = store.run_dir(args.run_id)
+    boots, records = reparse.reparse(rdir)
+    print(f"{records} records rebuilt from the consoles of {boots} boots "
+          f"in {rdir}")
+    if not args.no_report:
+        report_run(rdir)
+    return 0
+
+
 def cmd_plot(args: argparse.Namespace) -> int:
     from . import plots
     rdir = store.run_dir(args.run_id)
     for path in plots.make_plots(store.load_records(rdir),
                                  paths.PLOTS / rdir.name):
         print(path)
+    return 0
+
+
+def cmd_params(args: argparse.Namespace) -> int:
+    """The workloads' parameters, from each program's own table."""
+    if args.readme:
+        readme = paths.BENCH / "README.md"
+        readme.write_text(programs.readme(readme.read_text()))
+        print(f"rewrote the parameter tables of {readme}")
+        return 0
+    names = [args.workload] if args.workload else list(workloads.WORKLOADS)
+    for name in names:
+        w = workloads.workload(name)
+        if not w.program:
+            print(f"{name}: no parameters (no program of ours)")
+            continue
+        for mode in w.mode_names():
+            specs = [p.spec(mode) for p in programs.table(w.program)
+                     if p.key != "mode" and p.applies(mode)]
+            print(f"{name} mode={mode}: {', '.join(specs)}")
     return 0
 
 
@@ -173,10 +204,21 @@ def make_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", help="result directory (default "
                    "results/check-<date>)")
     p.set_defaults(func=cmd_check)
+    p = sub.add_parser("params", help="the workloads' parameters, as "
+                       "their programs declare them")
+    p.add_argument("workload", nargs="?")
+    p.add_argument("--readme", action="store_true",
+                   help="rewrite bench/README.md's parameter tables")
+    p.set_defaults(func=cmd_params)
     p = sub.add_parser("report", help="write results/<run-id>/report.md "
                        "and its plots")
     p.add_argument("run_id")
     p.set_defaults(func=cmd_report)
+    p = sub.add_parser("reparse", help="rebuild results/<run-id>'s records "
+                       "from its stored consoles, then its report")
+    p.add_argument("run_id")
+    p.add_argument("--no-report", action="store_true")
+    p.set_defaults(func=cmd_reparse)
     p = sub.add_parser("plot", help="write plots/<run-id>/*.png and .svg")
     p.add_argument("run_id")
     p.set_defaults(func=cmd_plot)

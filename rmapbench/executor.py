@@ -45,7 +45,8 @@ def execute(jobs: list[Job], rdir: Path, accel: str, judge: Judge,
         judged = judge(job, run)     # may find a failure in the results
         result = {"key": job.key, "seconds": round(run.boot.seconds, 2),
                   "failure": run.failure, "command": run.boot.command,
-                  **judged}
+                  "timed_out": run.boot.timed_out,
+                  "qemu_rc": run.boot.qemu_rc, **judged}
         store.save_boot(rdir, job.key, result)
         progress.step_done()
         say(job, result)

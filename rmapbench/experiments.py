@@ -12,7 +12,7 @@ import json
 from dataclasses import dataclass
 
 from . import plan as guestplan
-from . import registry, workloads
+from . import programs, registry, workloads
 from .errors import UserError
 from .record import Config
 from .workloads import Experiment
@@ -128,13 +128,16 @@ def custom(workload: str, mode: str | None, params: list[str],
                         f"one of {', '.join(modes)}")
     for extra in w.extras:     # only where its image extras can be packed
         arches = [a for a in arches if a in registry.arches_with(extra)]
+    sweep = parse_params(params)
+    if w.program:       # refused here, not by a guest after a boot
+        programs.check(w.program, workload, mode, sweep)
     sizes = {a: parse_values(mem) for a in arches} if mem else {}
     for arch, values in sizes.items():
         if not all(isinstance(v, int) and v > 0 for v in values):
             raise UserError(f"malformed memory sizes '{mem}': use MB "
                             "numbers, e.g. 128,256")
     return Experiment("custom", workload, mode, tuple(arches),
-                      sweep=parse_params(params), mem_mb=sizes,
+                      sweep=sweep, mem_mb=sizes,
                       timeout_s=timeout_s, append=append)
 
 

@@ -8,10 +8,13 @@ mode, parameters): the runner's Case, the statistics' grouping, the
 report's failure counts and the plots' dimensions all use it.
 """
 
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from typing import Any, TypedDict
 
 Params = tuple[tuple[str, Any], ...]
+# What a result line says of itself besides params and metrics
+LINE_IDENTITY = ("workload", "mode", "record", "scheme", "arch")
 # Parameters that tell repetitions apart, not configurations, in labels
 IGNORED_PARAMS = ("seed",)
 
@@ -84,13 +87,36 @@ def numeric(fields: dict) -> dict:
             if isinstance(v, (int, float)) and not isinstance(v, bool)}
 
 
-def measured(base: dict, result: dict, guest_params: dict | None = None,
-             metrics: dict | None = None) -> dict:
+def split(result: dict, param_names: Callable[[], tuple[str, ...]]
+          ) -> tuple[dict, dict]:
+    """(parameters, numeric metrics) of a result line.  The library
+    writes them apart ("params", "metrics"); a line of an older run has
+    them flat and is split with the program's parameter names."""
+    if isinstance(result.get("metrics"), dict):
+        return dict(result.get("params") or {}), numeric(result["metrics"])
+    names = set(param_names()) - {"mode"}
+    params = {k: v for k, v in result.items() if k in names}
+    rest = {k: v for k, v in result.items()
+            if k not in names and k not in LINE_IDENTITY}
+    return params, numeric(rest)
+
+
+def flat(result: dict) -> dict:
+    """A result line's identity, parameters and metrics in one dict (for
+    judges that look fields up by name)."""
+    if not isinstance(result.get("metrics"), dict):
+        return result
+    return {**{k: result[k] for k in LINE_IDENTITY if k in result},
+            **(result.get("params") or {}), **result["metrics"]}
+
+
+def measured(base: dict, result: dict, guest_params: dict,
+             metrics: dict) -> dict:
     """The record of one result line of a boot (base: the boot's
     identity, see runner.base_record)."""
     rec = {**base, "scheme": result.get("scheme", "unknown"),
            "record": result.get("record", "summary"), "failed": False,
-           "metrics": numeric(metrics if metrics is not None else result)}
+           "metrics": metrics}
     if guest_params:
         rec["guest_params"] = guest_params
     return rec

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from . import console as consolemod
 from . import environment, executor, experiments, extras, guest, kbuild
-from . import paths, qemu, record, store, workloads
+from . import paths, programs, qemu, record, store, workloads
 from .errors import UserError
 from .experiments import SWAP_MB, Case
 
@@ -35,8 +35,13 @@ def failed_record(base: dict, run: guest.GuestRun) -> dict:
 
 def result_records(base: dict, con: consolemod.Console) -> list[dict]:
     """A record per RMB-RESULT line (the default of a workload)."""
-    return [record.measured(base, result)
-            for step in con.steps for result in step.results]
+    program = str(workloads.workload(base["workload"]).program)
+    out = []
+    for result in (r for step in con.steps for r in step.results):
+        params, metrics = record.split(
+            result, lambda: programs.names(program))
+        out.append(record.measured(base, result, params, metrics))
+    return out
 
 
 def records_of(case: Case, run: guest.GuestRun, run_id: str,

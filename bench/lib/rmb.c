@@ -104,7 +104,7 @@ static void j_quoted(struct rmb_json *j, const char *s)
 
 static void j_key(struct rmb_json *j, const char *key)
 {
-	if (j->len > 1)
+	if (j->len && j->buf[j->len - 1] != '{')
 		j_raw(j, ",", 1);
 	j_quoted(j, key);
 	j_raw(j, ":", 1);
@@ -114,7 +114,23 @@ void rmb_json_begin(struct rmb_json *j)
 {
 	j->len = 0;
 	j->overflow = 0;
+	j->depth = 0;
 	j_raw(j, "{", 1);
+}
+
+void rmb_json_open(struct rmb_json *j, const char *key)
+{
+	j_key(j, key);
+	j_raw(j, "{", 1);
+	j->depth++;
+}
+
+void rmb_json_close(struct rmb_json *j)
+{
+	if (j->depth <= 0)
+		return;
+	j_raw(j, "}", 1);
+	j->depth--;
 }
 
 void rmb_json_str(struct rmb_json *j, const char *key, const char *val)
@@ -144,8 +160,11 @@ void rmb_json_dbl(struct rmb_json *j, const char *key, double val)
 
 void rmb_json_end(struct rmb_json *j)
 {
-	int over = j->overflow;
+	int over;
 
+	while (j->depth > 0)
+		rmb_json_close(j);
+	over = j->overflow;
 	j->overflow = 0;
 	j_raw(j, "}", 1);
 	if (over || j->overflow) {
@@ -532,6 +551,47 @@ static int applies(const struct rmb_param *p, const char *mode)
 	return !p->modes || list_has(p->modes, mode, strlen(mode));
 }
 
+/* The max of p in mode: its mode_max entry "mode:N" if any, else max. */
+static long long max_in(const struct rmb_param *p, const char *mode)
+{
+	const char *e = p->mode_max;
+	size_t n = strlen(mode);
+
+	while (e && *e) {
+		if (!strncmp(e, mode, n) && e[n] == ':')
+			return strtoll(e + n + 1, NULL, 10);
+		e = strchr(e, '|');
+		e = e ? e + 1 : NULL;
+	}
+	return p->max;
+}
+
+/* One RMB-PARAM line per parameter: the table as data. */
+static void print_params(void)
+{
+	for (struct rmb_param *p = g_params; p->key; p++) {
+		struct rmb_json j;
+
+		rmb_json_begin(&j);
+		rmb_json_str(&j, "key", p->key);
+		if (p->choices) {
+			rmb_json_str(&j, "choices", p->choices);
+			rmb_json_str(&j, "default", p->sdef);
+		} else {
+			rmb_json_int(&j, "default", p->def);
+			rmb_json_int(&j, "min", p->min);
+			rmb_json_int(&j, "max", p->max);
+			if (p->mode_max)
+				rmb_json_str(&j, "mode_max", p->mode_max);
+		}
+		if (p->modes)
+			rmb_json_str(&j, "modes", p->modes);
+		rmb_json_str(&j, "help", p->help);
+		j_raw(&j, "}", 1);
+		emit_line("RMB-PARAM ", &j);
+	}
+}
+
 static void print_help(void)
 {
 	char line[512];
@@ -543,8 +603,10 @@ static void print_help(void)
 			snprintf(line, sizeof(line), "%s=%lld [%lld..%lld]",
 				 p->key, p->def, p->min, p->max);
 		n += snprintf(line + n, sizeof(line) - (size_t)n,
-			      "%s%s: %s\n", p->modes ? " modes " : "",
-			      p->modes ? p->modes : "", p->help);
+			      "%s%s%s%s: %s\n", p->modes ? " modes " : "",
+			      p->modes ? p->modes : "",
+			      p->mode_max ? " max " : "",
+			      p->mode_max ? p->mode_max : "", p->help);
 		write_all(1, line, strlen(line));
 	}
 }
@@ -563,13 +625,22 @@ void rmb_parse_args(struct rmb_param *tab, int argc, char **argv)
 		print_help();
 		exit(0);
 	}
+	if (argc == 2 && !strcmp(argv[1], "params")) {
+		print_params();
+		exit(0);
+	}
 	for (int i = 1; i < argc; i++)
 		parse_one(argv[i]);
 	mode = rmb_arg_str("mode");
-	for (struct rmb_param *p = tab; p->key; p++)
+	for (struct rmb_param *p = tab; p->key; p++) {
 		if (p->given && !applies(p, mode))
 			rmb_die(RMB_EXIT_USAGE, "parameter %s does not apply to "
 				"mode=%s (only to %s)", p->key, mode, p->modes);
+		if (!p->choices && p->val > max_in(p, mode))
+			rmb_die(RMB_EXIT_USAGE, "%s=%lld out of range [%lld, "
+				"%lld] in mode=%s", p->key, p->val, p->min,
+				max_in(p, mode), mode);
+	}
 }
 
 static struct rmb_param *must_find(const char *key)
@@ -610,8 +681,7 @@ void rmb_result_begin(struct rmb_json *j, const char *record)
 	rmb_json_str(j, "record", record);
 	rmb_json_str(j, "scheme", g_scheme);
 	rmb_json_str(j, "arch", RMB_ARCH);
-	rmb_json_int(j, "page_size_bytes", (long long)rmb_page);
-	rmb_json_int(j, "low_total_kb", g_low_total_kb);
+	rmb_json_open(j, "params");
 	for (struct rmb_param *p = g_params; p->key; p++) {
 		if (!strcmp(p->key, "mode") || !applies(p, mode))
 			continue;
@@ -620,6 +690,10 @@ void rmb_result_begin(struct rmb_json *j, const char *record)
 		else
 			rmb_json_int(j, p->key, p->val);
 	}
+	rmb_json_close(j);
+	rmb_json_open(j, "metrics");
+	rmb_json_int(j, "page_size_bytes", (long long)rmb_page);
+	rmb_json_int(j, "low_total_kb", g_low_total_kb);
 }
 
 void rmb_result_since(struct rmb_json *j, const char *record,

@@ -3,7 +3,10 @@
  *
  * Output: every measurement is one line "RMB-RESULT {json}", every error
  * one line "RMB-ERROR {json}" on stdout, each written with a single
- * write(2) so lines from several processes never interleave.
+ * write(2) so lines from several processes never interleave.  A result
+ * line holds its identity (workload, mode, record, scheme, arch), the
+ * parameters the program ran with ("params": {...}) and what it measured
+ * ("metrics": {...}) apart (rmb_result_begin).
  * Exit codes: 0 ok, 1 run-time failure or data mismatch, 2 bad parameter.
  */
 #ifndef RMB_H
@@ -45,6 +48,7 @@ struct rmb_param {
 	const char *key;
 	const char *choices;	/* "a|b": a string parameter; NULL: integer */
 	const char *modes;	/* "a|b": modes it applies to; NULL: all */
+	const char *mode_max;	/* "a:N|b:M": a tighter max in those modes */
 	const char *sdef;	/* default of a string parameter */
 	long long def, min, max;	/* integer default and limits */
 	const char *help;
@@ -56,7 +60,10 @@ struct rmb_param {
 
 /* Parses argv; a table must hold a "mode" string parameter and end with
  * an entry whose key is NULL.  Bad input: one RMB-ERROR line, exit 2.
- * "help" alone prints the table and exits 0. */
+ * "help" alone prints the table and exits 0; "params" alone prints it as
+ * one "RMB-PARAM {json}" line per parameter (the harness checks a run's
+ * parameters against it before any boot, and bench/README.md's tables
+ * are made from it). */
 void rmb_parse_args(struct rmb_param *tab, int argc, char **argv);
 long long rmb_arg(const char *key);
 const char *rmb_arg_str(const char *key);
@@ -90,15 +97,20 @@ struct rmb_json {
 	char buf[RMB_JSON_MAX];
 	size_t len;
 	int overflow;
+	int depth;		/* objects opened inside the line */
 };
 
 void rmb_json_begin(struct rmb_json *j);
 void rmb_json_str(struct rmb_json *j, const char *key, const char *val);
 void rmb_json_int(struct rmb_json *j, const char *key, long long val);
 void rmb_json_dbl(struct rmb_json *j, const char *key, double val);
-void rmb_json_end(struct rmb_json *j);	/* prints "RMB-RESULT {...}" */
-/* begin + workload, mode, record, scheme, arch, page_size_bytes,
- * low_total_kb and every parameter that applies to the mode */
+void rmb_json_open(struct rmb_json *j, const char *key);  /* "key":{ */
+void rmb_json_close(struct rmb_json *j);		  /* } */
+/* closes what is open, prints "RMB-RESULT {...}" */
+void rmb_json_end(struct rmb_json *j);
+/* begin + workload, mode, record, scheme, arch, "params": {every
+ * parameter that applies to the mode}, then opens "metrics": {...} with
+ * page_size_bytes and low_total_kb: what follows is a metric */
 void rmb_result_begin(struct rmb_json *j, const char *record);
 void rmb_json_sizes(struct rmb_json *j);	/* sizeof_* from /proc/rmapbench */
 

@@ -9,7 +9,7 @@
 from collections.abc import Callable
 
 from .. import console as consolemod
-from .. import guest, plan, registry
+from .. import guest, plan, record, registry
 from .boots import PAGEOUT_INIT, RMAP_CACHES, SETTLE, SETTLE_S, SLABS, \
     SWAPOFF, SWAPON
 from .verdict import FAIL, PASS, Verdict
@@ -84,8 +84,8 @@ def left_alive(procs_line: str | None) -> str:
 def pageout_summary(run: guest.GuestRun, p: plan.Plan) -> dict:
     """The counters of the pageout of init: orphans re-pointed, walks."""
     step = run.console.step(p.number(PAGEOUT_INIT))
-    rec = next((r for r in (step.results if step else [])
-                if r.get("record") == "summary"), {})
+    rec = record.flat(next((r for r in (step.results if step else [])
+                            if r.get("record") == "summary"), {}))
     keys = ("advised_kb", "anon_rmap_walk_count", "anon_rmap_orphan_pages",
             "pswpout_pages")
     return {k: rec[k] for k in keys if k in rec}

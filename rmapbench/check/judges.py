@@ -9,7 +9,7 @@ its exit status, stress-ng by its fail lines and exit status.
 
 import re
 from .. import console as consolemod
-from .. import guest, plan, registry
+from .. import guest, plan, record, registry
 from .boot_checks import StepProblem, boot_checks
 from .catalogue import SELFTEST_NA, Test, selftest_name
 from .verdict import FAIL, PASS, SKIP, Verdict
@@ -69,7 +69,7 @@ def judge_torture(t: Test, step: consolemod.Step, scheme: str) -> Judged:
         return FAIL, f"exit status {step.rc}", {}
     if not summaries:
         return FAIL, "no summary result line", {}
-    s = summaries[-1]
+    s = record.flat(summaries[-1])
     expect = list(t.expect) + registry.expectations(
         scheme, s.get("mode", "all"), s.get("pressure"))
     details = {k: s[k] for k in TORTURE_DETAILS if k in s}

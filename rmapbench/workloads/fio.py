@@ -23,7 +23,7 @@ def records(base: dict, con) -> list[dict]:
     scheme = con.section_pairs("rmapbench").get("scheme", "unknown")
     text = "\n".join(con.sections.get("fio", []))
     job = json.loads(text[text.index("{"):])["jobs"][0]["write"]
-    return [record.measured(base, {"scheme": scheme}, metrics={
+    return [record.measured(base, {"scheme": scheme}, {}, {
         "write_bw_kb_per_s": job["bw"], "write_iops_per_s": job["iops"]})]
 
 

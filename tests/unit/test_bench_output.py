@@ -26,7 +26,7 @@ IDENTITY = {"workload", "mode", "record", "scheme", "arch", "kind",
             "pageout_method"}
 PARAMS = {"V", "N", "D", "K", "pages", "R_mb", "moves", "swap_pct",
           "aligned", "seed", "mb", "shared_pct", "exit_parent", "passes",
-          "low_floor_kb", "max_vmas", "procs", "pid"}
+          "low_floor_kb", "max_vmas", "procs", "pid", "kind"}
 COMMON = ("workload", "mode", "record", "scheme", "arch", "page_size_bytes",
           "low_total_kb", "seed", "verified_pages", "verify_mismatch_pages")
 DELTA = ("slab_vm_area_struct_delta_bytes", "slab_anon_vma_delta_bytes",
@@ -76,6 +76,23 @@ def run(out, prog, *args, timeout=30):
                           text=True, timeout=timeout)
 
 
+LINE = {"workload", "mode", "record", "scheme", "arch", "params",
+        "metrics"}
+
+
+def apart(value):
+    """A result line holds its identity, its parameters and its metrics
+    apart: no parameter among the metrics, every metric with a unit.
+    Returns the three in one dict, for the checks below."""
+    assert set(value) == LINE, sorted(value)
+    params, metrics = value["params"], value["metrics"]
+    assert set(params) <= PARAMS, sorted(set(params) - PARAMS)
+    assert not set(metrics) & PARAMS, sorted(set(metrics) & PARAMS)
+    check_units(metrics)
+    return {**{k: value[k] for k in LINE - {"params", "metrics"}},
+            **params, **metrics}
+
+
 def parse(stdout):
     """Every stdout line is RMB-RESULT/RMB-ERROR + one JSON object."""
     results, errors = [], []
@@ -84,7 +101,10 @@ def parse(stdout):
         assert tag in ("RMB-RESULT", "RMB-ERROR"), line
         value = json.loads(payload)
         assert isinstance(value, dict), line
-        (results if tag == "RMB-RESULT" else errors).append(value)
+        if tag == "RMB-RESULT":
+            results.append(apart(value))
+        else:
+            errors.append(value)
     return results, errors
 
 
