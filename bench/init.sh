@@ -1,4 +1,5 @@
 #!/bin/busybox sh
+# shellcheck shell=dash
 # rmapbench guest init: set up the guest, report its state, run /plan,
 # power off.  Everything the harness reads is behind an RMB- prefix:
 #   RMB-BEGIN name / RMB-END name   a verbatim section (a /proc file)
@@ -76,6 +77,7 @@ others() {
 	left=
 	for p in /proc/[0-9]*; do
 		[ "${p#/proc/}" = 1 ] && continue
+		# shellcheck disable=SC2034  # only whether a line exists
 		read -r m <"$p/maps" 2>/dev/null || continue
 		read -r comm <"$p/comm" 2>/dev/null || continue
 		left="$left ${p#/proc/}:$comm"
@@ -135,6 +137,7 @@ while read -r verb rest; do
 	n=$((n + 1))
 	echo "RMB-STEP $n/$total $verb $rest"
 	start=$(now_ms)
+	# shellcheck disable=SC2086  # a plan line's words are its arguments
 	case "$verb" in
 	info) info ;;
 	swapon) swap_on ;;

@@ -66,8 +66,8 @@ def add_run_options(p: argparse.ArgumentParser, reps: int) -> None:
 
 def cmd_run(args: argparse.Namespace) -> int:
     exp = experiments.custom(args.workload, args.mode, args.param or [],
-                           args.mem, arches_arg(args.arch), args.timeout,
-                           args.append)
+                             args.mem, arches_arg(args.arch), args.timeout,
+                             args.append)
     rdir = runner.run_experiments(
         [exp], stacks_arg(args.stack), list(exp.arches), args.reps,
         args.run_id, f"run-{args.workload}", args.accel, args.jobs)

@@ -17,6 +17,7 @@ from .errors import UserError
 from .record import Config
 from .workloads import Experiment
 
+
 SWAP_MB = 1024
 
 
@@ -62,7 +63,6 @@ class Case:
         return workloads.workload(self.workload).extras
 
 
-ALL = registry.arch_names()
 def by_name(names: list[str]) -> list[Experiment]:
     known = {e.name: e for e in workloads.experiments()}
     missing = [n for n in names if n not in known]

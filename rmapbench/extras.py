@@ -19,12 +19,13 @@ from .errors import UserError
 
 Files = tuple[tuple[Path, str], ...]      # (host file, path in the guest)
 SELFTEST_DIR = "bench/selftests"          # selftests run as selftests/X
+FilesOf = Callable[[str], tuple[Files, str | None]]   # arch -> files, why
 
 
 @dataclass(frozen=True)
 class Extra:
     name: str
-    files: Callable[[str], tuple[Files, str | None]]   # arch -> files, why
+    files: FilesOf
 
 
 def shared_libraries(binary: Path) -> list[Path]:
@@ -43,8 +44,7 @@ def shared_libraries(binary: Path) -> list[Path]:
     return libs
 
 
-def dynamic_tool(tool: str, binary: Path) -> Callable[[str], tuple[Files,
-                                                                   str | None]]:
+def dynamic_tool(tool: str, binary: Path) -> FilesOf:
     """A Debian tool with every library it loads, at their own paths.
     Only the arches whose registry entry lists the tool can have it: the
     host's libraries are amd64 (i386 would need apt-get download of the

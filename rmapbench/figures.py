@@ -302,5 +302,6 @@ def draw_grouped(ax: Any, cells: dict[tuple, dict[str, list[dict]]],
 def stack_legend(fig: Any, labels: dict[str, str]) -> None:
     from matplotlib.patches import Patch
     fig.legend(handles=[Patch(color=colour(s), label=labels.get(s, s))
-                        for s in registry.stack_names()], loc="lower center", ncol=2,
+                        for s in registry.stack_names()],
+               loc="lower center", ncol=2,
                bbox_to_anchor=(0.5, -0.01))

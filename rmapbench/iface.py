@@ -98,6 +98,7 @@ def sampler_config() -> str:
     awk patterns of the fields it prints."""
     def alt(names: tuple[str, ...]) -> str:
         return "|".join(names)
+    vmstat = tuple(c.name for c in counters(SAMPLE))
     return (f"RMB_SAMPLE_MEMINFO='{alt(meminfo(SAMPLE))}'\n"
-            f"RMB_SAMPLE_VMSTAT='{alt(tuple(c.name for c in counters(SAMPLE)))}'\n"
+            f"RMB_SAMPLE_VMSTAT='{alt(vmstat)}'\n"
             f"RMB_SAMPLE_SLABS='{alt(slabs(SAMPLE))}'\n")

@@ -65,4 +65,3 @@ def build_dir(stack: str, arch: str) -> Path:
 def kernel_image(stack: str, arch: str) -> Path:
     from . import registry
     return build_dir(stack, arch) / registry.arch(arch).image
-

@@ -125,15 +125,15 @@ def markdown(program: str) -> list[str]:
     for p in table(program):
         values = "|".join(p.choices) if p.choices else \
             f"{p.min}..{p.max}" + "".join(f", {m}: ..{n}"
-                                         for m, n in p.mode_max)
+                                          for m, n in p.mode_max)
         modes = "" if p.key == "mode" else ", ".join(p.modes) or "all"
         rows.append("| " + " | ".join(c.replace("|", "\\|") for c in (
             f"`{p.key}`", str(p.default), values, modes, p.help)) + " |")
     return rows
 
 
-BLOCK = re.compile(r"(<!-- params: (rmb-[\w-]+) -->\n).*?(<!-- end params -->)",
-                   re.S)
+BLOCK = re.compile(r"(<!-- params: (rmb-[\w-]+) -->\n).*?"
+                   r"(<!-- end params -->)", re.S)
 
 
 def readme(text: str) -> str:

@@ -167,4 +167,3 @@ def expectations(scheme: str, mode: str, pressure: int | None
         if rule.mode in ("*", mode) and rule.pressure in (None, pressure):
             out += rule.expect
     return out
-

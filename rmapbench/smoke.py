@@ -32,7 +32,8 @@ def check(run: guest.GuestRun) -> list[str]:
                  if c not in vmstat]
     problems += [f"{c} stayed 0 although pages were swapped out"
                  for c in MUST_MOVE if vmstat.get(c, "0") == "0"]
-    if registry.arch(run.arch).highmem and "LowTotal" not in run.console.meminfo_kb():
+    highmem = registry.arch(run.arch).highmem
+    if highmem and "LowTotal" not in run.console.meminfo_kb():
         problems.append("/proc/meminfo lacks LowTotal (HIGHMEM off?)")
     return problems
 

@@ -2,9 +2,10 @@
 main configuration) and a verdict per workload, from its modes' headline
 metrics (the first each mode lists)."""
 
-from .. import metrics, stats, tables, workloads
+from .. import metrics, stats, workloads
 from ..record import Config
 from ..registry import BASE, NEW
+from ..tables import fmt, fmt_ratio, mark_cell, mean_cell, ratio_cell, table
 from . import facts
 
 STACKS = (BASE, NEW)
@@ -89,9 +90,9 @@ def summary_rows(analysis: list[stats.ConfigStats], fails: Fails
                 rows.append([
                     f"{workload}/{mode}", arch, metric_text(m),
                     config_text(cs.key),
-                    tables.mean_cell(c.base, fails.get(key_of(cs.key, BASE), 0)),
-                    tables.mean_cell(c.new, fails.get(key_of(cs.key, NEW), 0)),
-                    tables.ratio_cell(c.ratio), tables.mark_cell(c), winner_text(c, m)])
+                    mean_cell(c.base, fails.get(key_of(cs.key, BASE), 0)),
+                    mean_cell(c.new, fails.get(key_of(cs.key, NEW), 0)),
+                    ratio_cell(c.ratio), mark_cell(c), winner_text(c, m)])
     return rows
 
 
@@ -104,7 +105,7 @@ def summary_table(analysis: list[stats.ConfigStats], failed: list[dict]
     out += ["Each workload/mode at its main configuration (the main "
             "experiment's middle configuration; the last generation of a "
             "fork chain).", ""]
-    out += tables.table(["workload/mode", "arch", "metric", "configuration",
+    out += table(["workload/mode", "arch", "metric", "configuration",
                   "anon_vma mean", "anonmm mean", "anonmm/anon_vma [95% CI]",
                   "mark", "winner"], rows)
     return out + ["", LEGEND, ""]
@@ -115,12 +116,12 @@ def how_much(c: stats.Comparison, m: metrics.Metric) -> str:
     assert c.base is not None and c.new is not None
     r = c.ratio
     if r.value is None or r.value == 0:
-        return (f"anonmm {tables.fmt(c.new.mean)} vs anon_vma {tables.fmt(c.base.mean)} "
+        return (f"anonmm {fmt(c.new.mean)} vs anon_vma {fmt(c.base.mean)} "
                 f"{m.unit}")
-    text = f"anonmm {tables.fmt_ratio(r.value)}× anon_vma"
+    text = f"anonmm {fmt_ratio(r.value)}× anon_vma"
     extra = [f"{(r.value - 1) * 100:+.0f}%"] if 0.5 <= r.value <= 2 else []
     if r.low is not None and r.high is not None and r.low != r.high:
-        extra.append(f"95% CI [{tables.fmt_ratio(r.low)}, {tables.fmt_ratio(r.high)}]")
+        extra.append(f"95% CI [{fmt_ratio(r.low)}, {fmt_ratio(r.high)}]")
     return text + (f" ({', '.join(extra)})" if extra else "")
 
 
@@ -140,9 +141,9 @@ def short_ratio(c: stats.Comparison, m: metrics.Metric) -> str:
     """e.g. '0.875×' or 'anonmm 0.004 vs anon_vma 0 B/VMA'."""
     assert c.base is not None and c.new is not None
     if c.ratio.value is None or c.ratio.value == 0:
-        return f"anonmm {tables.fmt(c.new.mean)} vs anon_vma {tables.fmt(c.base.mean)} " \
+        return f"anonmm {fmt(c.new.mean)} vs anon_vma {fmt(c.base.mean)} " \
                f"{m.unit}"
-    return f"{tables.fmt_ratio(c.ratio.value)}×"
+    return f"{fmt_ratio(c.ratio.value)}×"
 
 
 def outcome(c: stats.Comparison, m: metrics.Metric) -> str:
@@ -174,7 +175,7 @@ def mode_verdict(cs: stats.ConfigStats, entry: metrics.Mode,
         text = f"no difference in {first.label} (identical values)."
     elif result == "same":
         text = f"no significant difference in {first.label} " \
-               f"({tables.ratio_cell(c.ratio)})."
+               f"({ratio_cell(c.ratio)})."
     else:
         text = f"{first.label}: no test ({untested_reason(c)})."
     also, same, untested = [], [], []
@@ -267,8 +268,8 @@ def workload_verdict(workload: str, records: list[dict],
                 lines.append(line)
                 results.append(result)
     if facts.anonmm_not_running(measured):
-        out += [facts.NOT_PORTED + " What follows compares two anon_vma kernels; "
-                "any difference is noise or a harness problem.", ""]
+        out += [facts.NOT_PORTED + " What follows compares two anon_vma "
+                "kernels; any difference is noise or a harness problem.", ""]
     else:
         out += [headline(results), ""]
     out += lines + ["", tally(analysis, workload), ""]

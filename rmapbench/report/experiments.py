@@ -4,12 +4,13 @@ compared metric, then the experiment's figures."""
 import os
 from pathlib import Path
 
-from .. import metrics, plots, stats, tables, workloads
+from .. import metrics, plots, stats, workloads
 from ..record import Config
+from ..registry import BASE, NEW
+from ..tables import cell, mark_cell, params_text, ratio_cell, table
 from . import facts
 from .compare import STACKS, Fails, config_text, failed_counts, key_of, \
     metric_text
-from ..registry import BASE, NEW
 
 
 def experiment_names(records: list[dict], metadata: dict) -> list[str]:
@@ -31,9 +32,9 @@ def config_rows(cs: stats.ConfigStats, fails: Fails
         conf = config_text(cs.key) if first else ""
         first = False
         rows.append([what, conf, metric_text(m),
-                     tables.cell(c.base, fails.get(key_of(cs.key, BASE), 0)),
-                     tables.cell(c.new, fails.get(key_of(cs.key, NEW), 0)),
-                     tables.ratio_cell(c.ratio), tables.mark_cell(c)])
+                     cell(c.base, fails.get(key_of(cs.key, BASE), 0)),
+                     cell(c.new, fails.get(key_of(cs.key, NEW), 0)),
+                     ratio_cell(c.ratio), mark_cell(c)])
     return rows
 
 
@@ -51,8 +52,8 @@ def failed_only_rows(experiment: str, analysis: list[stats.ConfigStats],
                     for r in failed) for s in STACKS}
         rows.append([f"{rec.get('workload')}/{rec.get('mode')}",
                      f"{rec.get('arch')} {rec.get('mem_mb')}MB "
-                     f"{tables.params_text(rec.get('params'))}", "all",
-                     tables.cell(None, n[BASE]), tables.cell(None, n[NEW]), "—", ""])
+                     f"{params_text(rec.get('params'))}", "all",
+                     cell(None, n[BASE]), cell(None, n[NEW]), "—", ""])
     return rows
 
 
@@ -93,7 +94,7 @@ def experiments(run_dir: Path, records: list[dict], metadata: dict,
             continue
         if nfail:
             out += [f"{nfail} failed boot(s), listed under Failures.", ""]
-        out += tables.table(["workload/mode", "configuration", "metric", "anon_vma",
+        out += table(["workload/mode", "configuration", "metric", "anon_vma",
                       "anonmm", "anonmm/anon_vma [95% CI]", "mark"], rows)
         out += [""] + plot_links(run_dir, exp, plot_files, shown)
     return out

@@ -5,8 +5,9 @@ import json
 from pathlib import Path
 from typing import Any
 
-from .. import stats, tables
+from .. import stats
 from ..registry import BASE, NEW
+from ..tables import table
 
 
 def run_id(run_dir: Path, records: list[dict], metadata: dict) -> str:
@@ -120,7 +121,7 @@ def environment(metadata: dict, records: list[dict]) -> list[str]:
         rows.append(["accel of the boots", ", ".join(accels)])
     rows.append(["records", f"{len(records)} "
                  f"({sum(stats.is_failed(r) for r in records)} failed)"])
-    return ["## Environment", ""] + tables.table(["what", "value"], rows) + [""]
+    return ["## Environment", ""] + table(["what", "value"], rows) + [""]
 
 
 def config_diff(metadata: dict) -> list[str]:

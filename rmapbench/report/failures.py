@@ -1,7 +1,7 @@
 """The report's failures: every failed boot with why and its console
 excerpt; none of them is a number in any table."""
 
-from .. import tables
+from ..tables import params_text
 
 
 def fence(text: str) -> str:
@@ -27,7 +27,7 @@ def failures(failed: list[dict]) -> list[str]:
                 f"- stack: {rec.get('stack')}, arch: {rec.get('arch')}, "
                 f"memory: {rec.get('mem_mb')} MB",
                 f"- workload: {rec.get('workload')}, mode: {rec.get('mode')}, "
-                f"params: {tables.params_text(rec.get('params'))}",
+                f"params: {params_text(rec.get('params'))}",
                 f"- repetition: {rec.get('rep')}, boot: `{rec.get('boot')}`",
                 f"- failure: {rec.get('failure') or 'unknown'}", ""]
         excerpt = str(rec.get("excerpt") or "(no excerpt)")

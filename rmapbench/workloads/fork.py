@@ -16,23 +16,25 @@ ALL = registry.arch_names()
 def plot_fork_breadth(records: list[dict], out_dir: Path) -> list[Path]:
     recs = fg.select(records, "fork-breadth", "fork")
     if not recs:
-        return fg.skipped("fork-breadth", "no records of experiment fork-breadth")
+        return fg.skipped("fork-breadth",
+                          "no records of experiment fork-breadth")
     plt = fg._pyplot()
     labels = fg.stack_labels(records)
     fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(13, 5))
     data = fg.series(recs, fg.param("N"), fg.metric("fork_median_ns", 1e-3),
-                  skip=("N",))
+                     skip=("N",))
     fg.draw_series(ax1, data, labels)
     fg.log_x_if_wide(ax1, data)
     fg.finish(ax1, "fork() latency vs children", "children (N)",
-           "fork() latency, median (µs)")
-    data = fg.series(recs, fg.param("N"), fg.metric("slab_total_per_child_bytes",
-                                           1 / 1024), skip=("N",))
+              "fork() latency, median (µs)")
+    data = fg.series(recs, fg.param("N"),
+                     fg.metric("slab_total_per_child_bytes", 1 / 1024),
+                     skip=("N",))
     fg.draw_series(ax2, data, labels)
     fg.log_x_if_wide(ax2, data)
     ax2.set_ylim(bottom=0)
     fg.finish(ax2, "Kernel memory per child vs children", "children (N)",
-           "slab total per child (KiB)")
+              "slab total per child (KiB)")
     fig.tight_layout()
     return fg.save(fig, out_dir, "fork-breadth")
 

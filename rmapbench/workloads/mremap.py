@@ -59,10 +59,11 @@ def plot_mremap(records: list[dict], out_dir: Path) -> list[Path]:
         labels = [names[k] for k in cells]
         fg.draw_grouped(ax1, cells, labels, fg.metric("move_median_ns", 1e-3))
         fg.finish(ax1, f"mremap move time, median ({arch})", "sharing",
-               "time per move (µs)")
-        fg.draw_grouped(ax2, cells, labels, fg.metric("mremap_anon_copy_pages"))
+                  "time per move (µs)")
+        fg.draw_grouped(ax2, cells, labels,
+                        fg.metric("mremap_anon_copy_pages"))
         fg.finish(ax2, f"pages copied by the moves ({arch})", "sharing",
-               "anon pages copied (pages)")
+                  "anon pages copied (pages)")
     fg.stack_legend(fig, fg.stack_labels(records))
     fig.tight_layout(rect=(0, 0.05, 1, 1))
     return fg.save(fig, out_dir, "mremap")

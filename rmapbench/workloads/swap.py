@@ -11,8 +11,9 @@ from pathlib import Path
 from typing import Any
 
 from .. import figures as fg
-from .. import stats, tables
+from .. import stats
 from ..registry import BASE, NEW
+from ..tables import cell, fmt, params_text, table
 from .base import HIGHER, NEUTRAL, Experiment, Figure, Mode, Workload, metric
 
 PAGE_KB = 4          # fio's kB/s -> pages/s
@@ -25,7 +26,7 @@ def fio_ceiling(records: list[dict]) -> dict[str, float]:
             and not stats.is_failed(r)]
     for arch in fg.arches(recs):
         s = fg.summary_of([r for r in recs if r.get("arch") == arch],
-                       fg.metric("write_bw_kb_per_s", 1 / PAGE_KB))
+                          fg.metric("write_bw_kb_per_s", 1 / PAGE_KB))
         if s is not None:
             out[arch] = s.mean
     return out
@@ -45,7 +46,7 @@ def plot_swap(records: list[dict], out_dir: Path, experiment: str,
     labels = fg.stack_labels(records)
     for arch, ax in zip(archs, axes[0]):
         data = fg.series([r for r in recs if r.get("arch") == arch], x,
-                      fg.metric("swapout_per_s"), skip=(x_skip, "arch"))
+                         fg.metric("swapout_per_s"), skip=(x_skip, "arch"))
         fg.draw_series(ax, data, labels)
         if arch in ceiling:
             ax.axhline(ceiling[arch], color="black", linestyle="--",
@@ -54,7 +55,7 @@ def plot_swap(records: list[dict], out_dir: Path, experiment: str,
         fg.log_x_if_wide(ax, data)
         ax.set_ylim(bottom=0)
         fg.finish(ax, f"{title} ({arch})", xlabel,
-               "pages swapped out per second")
+                  "pages swapped out per second")
     fig.tight_layout()
     return fg.save(fig, out_dir, experiment)
 
@@ -97,7 +98,7 @@ def plot_swap_timeline(records: list[dict], out_dir: Path) -> list[Path]:
             ax.plot(x, y, color=fg.colour(rec["stack"]),
                     label=labels.get(rec["stack"], rec["stack"]))
         fg.finish(ax, f"Pages swapped out over time ({mem} MB guest)",
-               "time since the first sample (s)", "pswpout (pages)")
+                  "time since the first sample (s)", "pswpout (pages)")
     fig.tight_layout()
     return fg.save(fig, out_dir, "swap-timeline")
 
@@ -110,7 +111,7 @@ def swap_groups(records: list[dict]) -> dict[tuple, dict[int, list[dict]]]:
     for rec in records:
         if rec.get("experiment") == "swap-mem" and \
                 rec.get("workload") == "swap":
-            key = (str(rec.get("arch")), tables.params_text(
+            key = (str(rec.get("arch")), params_text(
                 {k: v for k, v in (rec.get("params") or {}).items()
                  if k != "seed"}))
             out.setdefault(key, {}).setdefault(
@@ -148,7 +149,7 @@ def swap_cell(recs: list[dict], stack: str) -> list[str]:
     swapped = [v for v in (pswpout(r) for r in ok) if v is not None]
     state = "—" if not swapped else (
         "no swap" if all(v == 0 for v in swapped) else "swaps")
-    return [tables.cell(s, nfail), state if ok else ""]
+    return [cell(s, nfail), state if ok else ""]
 
 
 def memory_recommendation(records: list[dict]) -> list[str]:
@@ -162,7 +163,7 @@ def memory_recommendation(records: list[dict]) -> list[str]:
             out.append("- " + recommend(stack, sizes))
         rows = [[f"{mem} MB"] + swap_cell(sizes[mem], BASE) +
                 swap_cell(sizes[mem], NEW) for mem in sorted(sizes)]
-        out += [""] + tables.table(["guest memory", "anon_vma swap-out (pages/s)",
+        out += [""] + table(["guest memory", "anon_vma swap-out (pages/s)",
                              "anon_vma", "anonmm swap-out (pages/s)",
                              "anonmm"], rows) + [""]
     return out
@@ -184,7 +185,7 @@ def recommend(stack: str, sizes: dict[int, list[dict]]) -> str:
              for m, rs in measured.items()}
     best = max(rates, key=lambda m: rates[m])
     rate = rates[best]
-    fastest = f"fastest swap-out at {best} MB ({tables.fmt(rate)} pages/s)" \
+    fastest = f"fastest swap-out at {best} MB ({fmt(rate)} pages/s)" \
         if rate > 0 else "no size swapped out a page"
     if mem is None:
         return (f"{stack}: swaps at every size tried (up to "

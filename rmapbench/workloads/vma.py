@@ -38,18 +38,20 @@ def plot_lowmem(records: list[dict], out_dir: Path) -> list[Path]:
     recs = fg.select(records, "lowmem", "vma")
     others = [r for r in recs if r.get("arch") != "i386"]
     if others:
-        fg.log.info("plot lowmem: %d record(s) not on i386 left out", len(others))
+        fg.log.info("plot lowmem: %d record(s) not on i386 left out",
+                    len(others))
     recs = [r for r in recs if r.get("arch") == "i386"]
     if not recs:
         return fg.skipped("lowmem", "no i386 records of experiment lowmem")
     plt = fg._pyplot()
     fig, ax = plt.subplots(figsize=(7.5, 5))
-    data = fg.series(recs, fg.param("V"), fg.metric("lowfree_consumed_kb", 1 / 1024),
-                  skip=("V", "arch"))
+    data = fg.series(recs, fg.param("V"),
+                     fg.metric("lowfree_consumed_kb", 1 / 1024),
+                     skip=("V", "arch"))
     fg.draw_series(ax, data, fg.stack_labels(records))
     fg.log_x_if_wide(ax, data)
     fg.finish(ax, "Lowmem used by VMAs (i386)", "VMAs created (V)",
-           "LowFree consumed (MiB)")
+              "LowFree consumed (MiB)")
     return fg.save(fig, out_dir, "lowmem")
 
 
@@ -81,7 +83,8 @@ def kind_bars(recs: list[dict], prefix: str,
               size: tuple[str, ...]) -> fg.Bars:
     bars: fg.Bars = {}
     for kind in sorted({str(fg.param("kind")(r) or "split") for r in recs}):
-        of_kind = [r for r in recs if str(fg.param("kind")(r) or "split") == kind]
+        of_kind = [r for r in recs
+                   if str(fg.param("kind")(r) or "split") == kind]
         for rec in fg.largest(of_kind, *size):
             bars.setdefault(f"{prefix}\n{kind}", {}).setdefault(
                 rec.get("stack", ""), []).append(values(rec))
@@ -135,7 +138,7 @@ def plot_vma_cost(records: list[dict], out_dir: Path) -> list[Path]:
     rows = [row for row in rows if row[1] or row[2]]
     if not rows:
         return fg.skipped("vma-size-cost", "no vma-cost, fork-breadth or "
-                       "fork-depth records")
+                          "fork-depth records")
     plt = fg._pyplot()
     cols = 2 if any(row[2] for row in rows) else 1
     fig, axes = plt.subplots(len(rows), cols, squeeze=False,
@@ -144,14 +147,14 @@ def plot_vma_cost(records: list[dict], out_dir: Path) -> list[Path]:
     for (arch, per_vma, per_gen), ax_row in zip(rows, axes):
         fg.draw_stacked(ax_row[0], per_vma, len(STRUCTURES))
         fg.finish(ax_row[0], f"Kernel memory per VMA by structure ({arch})",
-               "VMA kind", "bytes per VMA")
+                  "VMA kind", "bytes per VMA")
         if cols == 2:
             fg.draw_stacked(ax_row[1], per_gen, len(STRUCTURES))
             fg.finish(ax_row[1], f"fork chain ({arch})", "",
-                   "bytes per generation")
+                      "bytes per generation")
     fig.tight_layout(rect=(0, 0.07, 1, 1))
     fg.stacked_legend(fig, fg.stack_labels(records),
-                   [label for _, label in STRUCTURES])
+                      [label for _, label in STRUCTURES])
     return fg.save(fig, out_dir, "vma-size-cost")
 
 
@@ -159,7 +162,7 @@ def plot_capacity(records: list[dict], out_dir: Path) -> list[Path]:
     recs = fg.select(records, "capacity", "vma")
     if not recs:
         return fg.skipped("capacity", "no summary records of experiment "
-                       "capacity")
+                          "capacity")
     plt = fg._pyplot()
     keys = fg.varying(recs, skip=())
     if "arch" not in keys:
@@ -172,7 +175,7 @@ def plot_capacity(records: list[dict], out_dir: Path) -> list[Path]:
     fig, ax = plt.subplots(figsize=(max(6, 2.2 * len(cells)), 5))
     fg.draw_grouped(ax, cells, [k[0] for k in cells], fg.metric("vmas_count"))
     fg.finish(ax, "VMAs created before lowmem ran out", "configuration",
-           "VMAs (all processes)")
+              "VMAs (all processes)")
     fg.stack_legend(fig, fg.stack_labels(records))
     fig.tight_layout(rect=(0, 0.07, 1, 1))
     return fg.save(fig, out_dir, "capacity")

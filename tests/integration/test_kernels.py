@@ -9,7 +9,8 @@ import pytest
 from rmapbench import guest, kbuild, paths, registry, smoke
 from rmapbench.errors import UserError
 
-KERNELS = [(s, a) for s in registry.stack_names() for a in registry.arch_names()]
+KERNELS = [(s, a) for s in registry.stack_names()
+           for a in registry.arch_names()]
 
 
 def require_kernel(stack, arch):
@@ -82,7 +83,7 @@ def test_a_broken_patch_stops_the_build(tmp_path):
     broken = tmp_path / "0099-broken.patch"
     # a context line no 6.1 tree has: the hunk cannot apply
     text = good.read_text().replace(" \tif (rwc->try_lock) {",
-                        " \tif (rwc->try_lock && no_such_thing) {", 1)
+                                    " \tif (rwc->try_lock && no_such_thing) {", 1)
     broken.write_text(text)
     series = tmp_path / "series"
     series.write_text(f"{broken}\n")

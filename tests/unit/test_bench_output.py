@@ -367,7 +367,8 @@ def test_sources_compile_without_warnings(mflag):
         res = subprocess.run(["gcc", mflag, "-std=gnu11", "-O2", "-Wall",
                               "-Wextra", "-Werror", "-D_FILE_OFFSET_BITS=64",
                               "-c", "-o", os.devnull, "-I",
-                              str(BENCH / "lib"), str(src)], capture_output=True, text=True,
+                              str(BENCH / "lib"), str(src)],
+                             capture_output=True, text=True,
                              timeout=60)
         assert res.returncode == 0, f"{src.name} {mflag}:\n{res.stderr}"
         assert not re.search(r"warning", res.stderr), res.stderr

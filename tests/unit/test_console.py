@@ -125,7 +125,8 @@ def test_samples_are_parsed_and_bad_ones_kept_aside():
 
 def test_each_step_keeps_its_output_and_lines_map_to_steps():
     con = console.parse("boot line\n" + GOOD)
-    assert con.preamble == ["boot line", "[    0.000000] Linux version 6.1.192",
+    assert con.preamble == ["boot line",
+                            "[    0.000000] Linux version 6.1.192",
                             "RMB-SWAP /dev/vda"]
     assert con.output(1)[0] == "RMB-STEP 1/2 info"
     assert "MemTotal:         245956 kB" in con.output(1)

@@ -21,8 +21,8 @@ def test_malformed_sweeps_are_refused(spec):
 
 def test_expand_is_the_full_product():
     exp = experiments.Experiment("t", "fork", "breadth", ("i386", "x86_64"),
-                               sweep={"N": [1, 2]}, fixed={"V": 10},
-                               mem_mb={"x86_64": [128, 256]})
+                                 sweep={"N": [1, 2]}, fixed={"V": 10},
+                                 mem_mb={"x86_64": [128, 256]})
     cases = experiments.expand([exp], ["anon_vma", "anonmm"], ["x86_64"], 2)
     assert len(cases) == 2 * 2 * 2 * 2          # mem x N x stack x rep
     assert {c.arch for c in cases} == {"x86_64"}
@@ -47,7 +47,7 @@ def test_custom_checks_workload_mode_and_memory():
     with pytest.raises(UserError, match="malformed memory sizes"):
         experiments.custom("vma", None, [], "128,big", ["x86_64"], 60)
     exp = experiments.custom("swap", None, ["N=1,4"], "128,256",
-                           ["x86_64"], 60)
+                             ["x86_64"], 60)
     assert exp.mode == "family" and exp.mem_mb == {"x86_64": [128, 256]}
 
 

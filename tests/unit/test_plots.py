@@ -81,6 +81,6 @@ def test_bytes_per_generation_is_the_slope():
 def test_both_schemes_keep_their_colours():
     assert figures.colour("anon_vma") != figures.colour("anonmm")
     labels = figures.stack_labels(fabricate.full_run(reps=1,
-                                                   anonmm_scheme="anon_vma"))
+                                                     anonmm_scheme="anon_vma"))
     assert labels == {"anon_vma": "anon_vma",
                       "anonmm": "anonmm kernel (scheme anon_vma)"}

@@ -9,7 +9,7 @@ from rmapbench import experiments
 from rmapbench.errors import UserError
 
 CASE = experiments.Case("vma-cost", "anonmm", "x86_64", 512, "vma", "count",
-                      (("V", 100),), 0, 60.0)
+                        (("V", 100),), 0, 60.0)
 OK_CONSOLE = """\
 RMB-STEP 1/3 swapon
 RMB-STEP-END 1 rc=0 ms=5
@@ -46,8 +46,8 @@ def test_params_and_metrics_arrive_apart(tmp_path):
             '"scheme":"anonmm","arch":"x86_64","params":{"V":100,'
             '"kind":"split","seed":1},"metrics":{"vmas_count":100,'
             '"stop":"done","slab_total_per_vma_bytes":150.5}}')
-    text = "\n".join(line if l.startswith("RMB-RESULT") else l
-                     for l in OK_CONSOLE.splitlines()) + "\n"
+    text = "\n".join(line if ln.startswith("RMB-RESULT") else ln
+                     for ln in OK_CONSOLE.splitlines()) + "\n"
     (rec,) = runner.records_of(CASE, fake_run(tmp_path, text), "r", "tcg")
     assert rec["metrics"] == {"vmas_count": 100,
                               "slab_total_per_vma_bytes": 150.5}
@@ -72,15 +72,15 @@ def test_a_timeout_is_a_failed_record(tmp_path):
 
 
 def test_no_result_is_a_failure(tmp_path):
-    text = "\n".join(l for l in OK_CONSOLE.splitlines()
-                     if not l.startswith("RMB-RESULT")) + "\n"
+    text = "\n".join(ln for ln in OK_CONSOLE.splitlines()
+                     if not ln.startswith("RMB-RESULT")) + "\n"
     (rec,) = runner.records_of(CASE, fake_run(tmp_path, text), "r", "tcg")
     assert rec["failed"] and "no result" in rec["failure"]
 
 
 def test_fio_section_becomes_a_record(tmp_path):
     case = experiments.Case("swap-ceiling", "anon_vma", "x86_64", 512, "fio",
-                          "write4k", (), 0, 60.0)
+                            "write4k", (), 0, 60.0)
     text = ("RMB-STEP 1/1 section fio fio\nRMB-BEGIN fio\nnote: x\n"
             '{"jobs": [{"write": {"bw": 1000, "iops": 250.0}}]}\n'
             "RMB-END fio\nRMB-STEP-END 1 rc=0 ms=9\nRMB-DONE rc=0\n")
@@ -110,7 +110,7 @@ def test_store_refuses_bad_ids_and_missing_runs(tmp_path, monkeypatch):
 
 def test_memory_below_boot_minimum_is_refused():
     small = experiments.Case("t", "anonmm", "x86_64", 32, "vma", "count", (),
-                           0, 60.0)
+                             0, 60.0)
     with pytest.raises(UserError, match="32 MB"):
         runner.check_memory([small])
 
