@@ -9,10 +9,10 @@
 from collections.abc import Callable
 
 from .. import console as consolemod
-from .. import guest, plan, record, registry
+from .. import guest, paths, plan, record, registry
 from .boots import PAGEOUT_INIT, RMAP_CACHES, SETTLE, SETTLE_S, SLABS, \
     SWAPOFF, SWAPON
-from .verdict import FAIL, PASS, Verdict
+from .verdict import FAIL, PASS, SKIP, Verdict
 
 # "Near idle": with exact counts (boots.CHECK_APPEND), the processes alive
 # at both snapshots are the same (init's shell, the cat of the section),
@@ -29,8 +29,21 @@ StepProblem = Callable[[int], str | None]
 
 def boot_checks(run: guest.GuestRun, p: plan.Plan, problem: StepProblem,
                 kernel: str) -> list[Verdict]:
-    return [no_fault(run, p.name, kernel), swap(run, p, problem, kernel),
-            slabs(run, p, problem, kernel)]
+    return voided([no_fault(run, p.name, kernel),
+                   swap(run, p, problem, kernel),
+                   slabs(run, p, problem, kernel)], p.name)
+
+
+def voided(verdicts: list[Verdict], group: str) -> list[Verdict]:
+    """The rows the debug variant being checked voids, as skips."""
+    name = paths.variant()
+    rows = registry.variant_named(name).skip_rows if name else ()
+    for v in verdicts:
+        row = v.test[len(group) + 2:]
+        if row in rows:
+            v.verdict, v.reason = SKIP, f"void on the {name} variant " \
+                f"(was {v.verdict}{': ' + v.reason if v.reason else ''})"
+    return verdicts
 
 
 def no_fault(run: guest.GuestRun, group: str, kernel: str) -> Verdict:

@@ -156,3 +156,15 @@ def test_a_process_left_alive_fails_the_slab_check(tmp_path):
 def test_a_failed_pageout_of_init_fails_the_slab_check(tmp_path):
     v = judge(tmp_path, clean, pageout_rc=1)["g: slabs back to idle"]
     assert v.verdict == check.FAIL and "rmb-pageout" in v.reason
+
+
+def test_a_variant_voids_the_rows_it_names(tmp_path, monkeypatch):
+    from rmapbench import registry
+    monkeypatch.setenv("RMAPBENCH_VARIANT", "kasan")
+    monkeypatch.setattr(registry, "VARIANTS", (registry.Variant(
+        "kasan", skip_rows=("slabs back to idle",)),))
+    got = judge(tmp_path, clean, slabs={"slab-held": 14, "slab-after": 12})
+    v = got["g: slabs back to idle"]
+    assert v.verdict == check.SKIP and "void on the kasan variant" in \
+        v.reason and "anon_vma +3" in v.reason
+    assert got["g: no kernel fault"].verdict == check.PASS
