@@ -24,9 +24,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#ifndef MADV_PAGEOUT
-#define MADV_PAGEOUT 21
-#endif
 
 #define RANGE_ALIGN ((size_t)4 << 20)
 #define MAX_R_MB (RMB_32BIT ? 1024 : 1 << 20)

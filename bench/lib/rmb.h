@@ -14,12 +14,21 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/mman.h>
 #include <sys/types.h>
 
 #include "rmb-iface.h"
 
 #define RMB_EXIT_FAIL 1
 #define RMB_EXIT_USAGE 2
+
+/* Newer than some C libraries' headers (both since Linux 5.7/5.4) */
+#ifndef MADV_PAGEOUT
+#define MADV_PAGEOUT 21
+#endif
+#ifndef MREMAP_DONTUNMAP
+#define MREMAP_DONTUNMAP 4
+#endif
 
 #if UINTPTR_MAX == 0xffffffffu
 #define RMB_ARCH "i386"
@@ -41,6 +50,8 @@ void rmb_die(int code, const char *fmt, ...)
 int rmb_check_mismatch(long long bad, long long checked, const char *what);
 uint64_t rmb_now_ns(void);		/* CLOCK_MONOTONIC */
 pid_t rmb_fork(void);			/* flushes stdio, then fork() */
+/* all of buf to fd, across short writes and EINTR (gives up on error) */
+void rmb_write_all(int fd, const void *buf, size_t n);
 
 /* ---- key=value parameters ------------------------------------------ */
 

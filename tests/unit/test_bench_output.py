@@ -19,6 +19,7 @@ BENCH = ROOT / "bench"
 OUT = BENCH / "out" / "x86_64"
 PROGRAMS = ("rmb-vma", "rmb-fork", "rmb-mremap", "rmb-swap", "rmb-torture",
             "rmb-pageout")
+LIB = sorted((BENCH / "lib").glob("*.c"))     # the helper library
 UNITS = ("_ns", "_bytes", "_kb", "_pages", "_per_s", "_count")
 # fields that are names or indices, not measurements
 IDENTITY = {"workload", "mode", "record", "scheme", "arch", "kind",
@@ -347,7 +348,7 @@ def test_pattern_and_json_helpers(tmp_path):
     exe = tmp_path / "selftest"
     res = subprocess.run(["gcc", "-std=gnu11", "-Wall", "-Wextra", "-Werror",
                           "-I", str(BENCH / "lib"), "-o", str(exe), str(src),
-                          str(BENCH / "lib" / "rmb.c"), "-lm"],
+                          *map(str, LIB), "-lm"],
                          capture_output=True, text=True, timeout=60)
     assert res.returncode == 0, res.stderr
     res = subprocess.run([str(exe)], capture_output=True, text=True,
@@ -362,8 +363,7 @@ def test_pattern_and_json_helpers(tmp_path):
 
 @pytest.mark.parametrize("mflag", ["-m64", "-m32"])
 def test_sources_compile_without_warnings(mflag):
-    for src in [BENCH / "lib" / "rmb.c",
-                *(BENCH / f"{p}.c" for p in PROGRAMS)]:
+    for src in [*LIB, *(BENCH / f"{p}.c" for p in PROGRAMS)]:
         res = subprocess.run(["gcc", mflag, "-std=gnu11", "-O2", "-Wall",
                               "-Wextra", "-Werror", "-D_FILE_OFFSET_BITS=64",
                               "-c", "-o", os.devnull, "-I",
