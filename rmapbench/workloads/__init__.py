@@ -1,17 +1,26 @@
-"""The workload registry: one module per workload (base.py says what a
-module declares).  Adding a workload is bench/rmb-<name>.c, a module
-here and its entry in MODULES; nothing else names it.
+"""The workload registry: every module of this package but base.py is
+one workload (base.py says what a module declares).  Adding a workload
+is bench/rmb-<name>.c, a module here and their tests; nothing else names
+it.
 """
 
-from . import fio, fork, mremap, swap, vma
-from .base import Experiment, Figure, Metric, Mode, Workload
-from ..errors import UserError
+import importlib
+import pkgutil
 
-# In this order: experiments run, the report's verdicts and summary rows
-# follow it.
-MODULES = (vma, fork, mremap, swap, fio)
-WORKLOADS: dict[str, Workload] = {m.WORKLOAD.name: m.WORKLOAD
-                                  for m in MODULES}
+from ..errors import UserError
+from .base import Experiment, Figure, Metric, Mode, Workload
+
+
+def discover() -> dict[str, Workload]:
+    """The WORKLOAD of every module here, by Workload.order: experiments
+    run, and the report's verdicts and summary rows follow, in it."""
+    found = [importlib.import_module(f"{__name__}.{m.name}").WORKLOAD
+             for m in pkgutil.iter_modules(__path__) if m.name != "base"]
+    return {w.name: w for w in sorted(found, key=lambda w: (w.order,
+                                                            w.name))}
+
+
+WORKLOADS: dict[str, Workload] = discover()
 
 __all__ = ["Experiment", "Figure", "Metric", "Mode", "Workload",
            "WORKLOADS", "workload", "experiments", "figures", "mode"]

@@ -103,6 +103,8 @@ class Workload:
     sections: tuple[Section, ...] = ()
     # report texts of experiment names older runs used
     old_texts: dict = field(default_factory=dict)
+    # its place among the workloads (runs, verdicts, summary rows)
+    order: int = 100
 
     def mode(self, name: str) -> Mode | None:
         return next((m for m in self.modes if m.name == name), None)

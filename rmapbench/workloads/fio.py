@@ -37,4 +37,5 @@ WORKLOAD = Workload(
                    registry.arches_with("fio"), mem_mb={"x86_64": [512]},
                    text="fio 4k writes to the swap device: the swap-out "
                         "ceiling"),),
-    extras=("fio",), steps=steps, records=records)
+    extras=("fio",), steps=steps, records=records,
+    order=50)

@@ -71,4 +71,5 @@ WORKLOAD = Workload(
         Experiment("fork-rate", "fork", "rate", ALL,
                    fixed={"V": 1000, "N": 300},
                    text="fork + child check + exit, rounds per second")),
-    figures=(Figure("fork-breadth", ("fork-breadth",), plot_fork_breadth),))
+    figures=(Figure("fork-breadth", ("fork-breadth",), plot_fork_breadth),),
+    order=20)

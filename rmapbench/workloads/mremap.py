@@ -89,4 +89,5 @@ WORKLOAD = Workload(
     figures=(Figure("mremap", ("mremap", "mremap-unshared", "mremap-shared",
                                "mremap-swapped"), plot_mremap),),
     old_texts={"mremap": "moving an anon region: unshared, shared with K "
-                         "children, partly swapped"})
+                         "children, partly swapped"},
+    order=30)

@@ -225,4 +225,5 @@ WORKLOAD = Workload(
         Figure("swap-family", ("swap-family",), plot_swap_family),
         Figure("swap-timeline", ("swap-mem",), plot_swap_timeline)),
     sample_s=1,
-    sections=(memory_recommendation,))
+    sections=(memory_recommendation,),
+    order=40)

@@ -205,4 +205,5 @@ WORKLOAD = Workload(
     figures=(
         Figure("lowmem", ("lowmem",), plot_lowmem),
         Figure("vma-size-cost", COST_EXPERIMENTS, plot_vma_cost),
-        Figure("capacity", ("capacity",), plot_capacity)))
+        Figure("capacity", ("capacity",), plot_capacity)),
+    order=10)
