@@ -12,8 +12,9 @@ STACKS = (BASE, NEW)
 Failures = tuple[Config, str]
 Fails = dict[Failures, int]          # (configuration, stack) -> failed boots
 TIME_UNITS = ("ns", "ns/page", "forks/s", "pages/s", "kB/s")
+RATIO = f"{NEW}/{BASE} [95% CI]"          # the ratio's column
 LEGEND = ("Cells: median / mean ± 95% CI half-width (n); `exact`: every "
-          "repetition gave the same count.  Ratio: anonmm mean / anon_vma "
+          f"repetition gave the same count.  Ratio: {NEW} mean / {BASE} "
           "mean with its 95% interval (Fieller).  Mark: `*` Welch's "
           "t-test p < 0.05; `exact` both stacks repeated one exact value "
           "each and they differ; none: no significant difference.")
@@ -106,7 +107,7 @@ def summary_table(analysis: list[stats.ConfigStats], failed: list[dict]
             "experiment's middle configuration; the last generation of a "
             "fork chain).", ""]
     out += table(["workload/mode", "arch", "metric", "configuration",
-                  "anon_vma mean", "anonmm mean", "anonmm/anon_vma [95% CI]",
+                  f"{BASE} mean", f"{NEW} mean", RATIO,
                   "mark", "winner"], rows)
     return out + ["", LEGEND, ""]
 
@@ -116,9 +117,9 @@ def how_much(c: stats.Comparison, m: metrics.Metric) -> str:
     assert c.base is not None and c.new is not None
     r = c.ratio
     if r.value is None or r.value == 0:
-        return (f"anonmm {fmt(c.new.mean)} vs anon_vma {fmt(c.base.mean)} "
+        return (f"{NEW} {fmt(c.new.mean)} vs {BASE} {fmt(c.base.mean)} "
                 f"{m.unit}")
-    text = f"anonmm {fmt_ratio(r.value)}× anon_vma"
+    text = f"{NEW} {fmt_ratio(r.value)}× {BASE}"
     extra = [f"{(r.value - 1) * 100:+.0f}%"] if 0.5 <= r.value <= 2 else []
     if r.low is not None and r.high is not None and r.low != r.high:
         extra.append(f"95% CI [{fmt_ratio(r.low)}, {fmt_ratio(r.high)}]")
@@ -141,7 +142,7 @@ def short_ratio(c: stats.Comparison, m: metrics.Metric) -> str:
     """e.g. '0.875×' or 'anonmm 0.004 vs anon_vma 0 B/VMA'."""
     assert c.base is not None and c.new is not None
     if c.ratio.value is None or c.ratio.value == 0:
-        return f"anonmm {fmt(c.new.mean)} vs anon_vma {fmt(c.base.mean)} " \
+        return f"{NEW} {fmt(c.new.mean)} vs {BASE} {fmt(c.base.mean)} " \
                f"{m.unit}"
     return f"{fmt_ratio(c.ratio.value)}×"
 
@@ -217,8 +218,8 @@ def tally(analysis: list[stats.ConfigStats], workload: str) -> str:
             m = metrics.lookup(name, workload, cs.key.mode)
             if m.direction != metrics.NEUTRAL and (c.base or c.new):
                 counts[outcome(c, m)] += 1
-    return (f"Over all configurations and metrics of {workload}: anonmm "
-            f"better in {counts[NEW]}, anon_vma better in {counts[BASE]}, "
+    return (f"Over all configurations and metrics of {workload}: {NEW} "
+            f"better in {counts[NEW]}, {BASE} better in {counts[BASE]}, "
             f"no significant difference in {counts['same']}, no test in "
             f"{counts['untested']}.")
 
@@ -231,8 +232,8 @@ def headline(results: list[str]) -> str:
             return "**No significant difference** in the headline metrics."
         return "No test was possible (one repetition or a stack missing)."
     if wins[NEW] and wins[BASE]:
-        return (f"**Mixed**: anonmm wins {wins[NEW]} headline comparison(s), "
-                f"anon_vma {wins[BASE]}.")
+        return (f"**Mixed**: {NEW} wins {wins[NEW]} headline "
+                f"comparison(s), {BASE} {wins[BASE]}.")
     best = NEW if wins[NEW] else BASE
     rest = len(results) - wins[best]
     return (f"**{best} wins** {wins[best]} of {len(results)} headline "
@@ -268,7 +269,7 @@ def workload_verdict(workload: str, records: list[dict],
                 lines.append(line)
                 results.append(result)
     if facts.anonmm_not_running(measured):
-        out += [facts.NOT_PORTED + " What follows compares two anon_vma "
+        out += [facts.NOT_PORTED + f" What follows compares two {BASE} "
                 "kernels; any difference is noise or a harness problem.", ""]
     else:
         out += [headline(results), ""]

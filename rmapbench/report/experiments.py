@@ -9,8 +9,8 @@ from ..record import Config
 from ..registry import BASE, NEW
 from ..tables import cell, mark_cell, params_text, ratio_cell, table
 from . import facts
-from .compare import STACKS, Fails, config_text, failed_counts, key_of, \
-    metric_text
+from .compare import RATIO, STACKS, Fails, config_text, failed_counts, \
+    key_of, metric_text
 
 
 def experiment_names(records: list[dict], metadata: dict) -> list[str]:
@@ -94,7 +94,7 @@ def experiments(run_dir: Path, records: list[dict], metadata: dict,
             continue
         if nfail:
             out += [f"{nfail} failed boot(s), listed under Failures.", ""]
-        out += table(["workload/mode", "configuration", "metric", "anon_vma",
-                      "anonmm", "anonmm/anon_vma [95% CI]", "mark"], rows)
+        out += table(["workload/mode", "configuration", "metric", BASE, NEW,
+                      RATIO, "mark"], rows)
         out += [""] + plot_links(run_dir, exp, plot_files, shown)
     return out

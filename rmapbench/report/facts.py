@@ -41,9 +41,9 @@ def anonmm_not_running(records: list[dict]) -> bool:
     return stack_schemes(records).get(NEW) == {BASE}
 
 
-NOT_PORTED = ("**The anonmm stack does not yet run anonmm**: every record "
-              "of stack anonmm says scheme anon_vma, so both kernels run "
-              "anon_vma and **no verdict about anonmm is possible**.")
+NOT_PORTED = (f"**The {NEW} stack does not yet run {NEW}**: every record "
+              f"of stack {NEW} says scheme {BASE}, so both kernels run "
+              f"{BASE} and **no verdict about {NEW} is possible**.")
 
 
 def single_repetition(records: list[dict]) -> bool:

@@ -163,9 +163,9 @@ def memory_recommendation(records: list[dict]) -> list[str]:
             out.append("- " + recommend(stack, sizes))
         rows = [[f"{mem} MB"] + swap_cell(sizes[mem], BASE) +
                 swap_cell(sizes[mem], NEW) for mem in sorted(sizes)]
-        out += [""] + table(["guest memory", "anon_vma swap-out (pages/s)",
-                             "anon_vma", "anonmm swap-out (pages/s)",
-                             "anonmm"], rows) + [""]
+        out += [""] + table(["guest memory", f"{BASE} swap-out (pages/s)",
+                             BASE, f"{NEW} swap-out (pages/s)", NEW],
+                            rows) + [""]
     return out
 
 
