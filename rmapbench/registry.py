@@ -105,22 +105,21 @@ def arch_names() -> tuple[str, ...]:
     return tuple(a.name for a in ARCHES)
 
 
+def _named(kind: str, entries: tuple, name: str):
+    """The entry called name, or a UserError naming the known ones."""
+    for entry in entries:
+        if entry.name == name:
+            return entry
+    raise UserError(f"unknown {kind} '{name}': choose one of "
+                    f"{', '.join(e.name for e in entries)}")
+
+
 def stack(name: str) -> Stack:
-    """The Stack called name, or a UserError naming the known ones."""
-    for s in STACKS:
-        if s.name == name:
-            return s
-    raise UserError(f"unknown stack '{name}': choose one of "
-                    f"{', '.join(stack_names())}")
+    return _named("stack", STACKS, name)
 
 
 def arch(name: str) -> Arch:
-    """The Arch called name, or a UserError naming the known ones."""
-    for a in ARCHES:
-        if a.name == name:
-            return a
-    raise UserError(f"unknown arch '{name}': choose one of "
-                    f"{', '.join(arch_names())}")
+    return _named("arch", ARCHES, name)
 
 
 def by_scheme(scheme: str) -> Stack | None:
