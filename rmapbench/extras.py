@@ -14,7 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import paths, registry
+from . import bench, paths, registry
 from .errors import UserError
 
 Files = tuple[tuple[Path, str], ...]      # (host file, path in the guest)
@@ -64,8 +64,7 @@ def dynamic_tool(tool: str, binary: Path) -> FilesOf:
 
 def selftest_files(arch: str) -> tuple[Files, str | None]:
     """The kernel's mm selftests built static for arch (selftests.mk)."""
-    res = subprocess.run(["make", "-s", "-C", str(paths.BENCH), "selftests",
-                          f"ARCH={arch}"], capture_output=True, text=True)
+    res = bench.make(arch, "selftests")
     if res.returncode != 0:
         lines = (res.stderr or res.stdout).strip().splitlines()
         return (), "building the selftests failed: " + (

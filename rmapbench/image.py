@@ -14,7 +14,7 @@ import subprocess
 import tempfile
 from pathlib import Path
 
-from . import iface, paths, registry
+from . import bench, iface, paths, registry
 from .extras import Files
 from .errors import UserError
 
@@ -60,8 +60,7 @@ def bench_binaries(arch: str) -> list[Path]:
     """Build bench/ for arch and list its programs (none yet is fine)."""
     if not (paths.BENCH / "Makefile").exists():
         return []
-    res = subprocess.run(["make", "-s", "-C", str(paths.BENCH),
-                          f"ARCH={arch}"], capture_output=True, text=True)
+    res = bench.make(arch)
     if res.returncode != 0:
         raise UserError(f"building bench/ for {arch} failed:\n"
                         f"{res.stdout}{res.stderr}")
