@@ -64,7 +64,6 @@
 #define BLOB_LEN (32 * 1024 - 1)	/* under MAX_ARG_STRLEN with its NUL */
 #define CMD_TIMEOUT_MS 120000
 #define MEMBER_ALARM_S 900
-#define PAGEOUT_PASSES 5
 #define ERRORS_PER_OP 3
 
 static struct rmb_param params[] = {
@@ -334,26 +333,17 @@ static void op_verify(struct rep *out)
 	out->bad = bad;
 }
 
-/* present, swapped and present+exclusive ptes of [p, p + pages) */
+/* the pageout check of [p, p + pages), added to out */
 static void pageout_range(char *p, size_t pages, struct rep *out)
 {
-	struct rmb_pagemap pm;
+	struct rmb_pageout po = { 0 };
+	int err = rmb_pageout_check(p, pages, &po);
 
-	if (pages == 0 || rmb_pagemap_scan(p, pages, &pm) < 0)
-		return;
-	out->candidates += pm.exclusive;
-	/* retries: a page under writeback or isolated by kswapd stays */
-	for (int pass = 0; pass < PAGEOUT_PASSES && pm.exclusive > 0; pass++) {
-		if (pass > 0)
-			usleep(20000u << pass);
-		if (madvise(p, pages * rmb_page, MADV_PAGEOUT) != 0) {
-			out->status = errno;
-			return;
-		}
-		rmb_pagemap_scan(p, pages, &pm);
-	}
-	out->missed += pm.exclusive;
-	out->swapped += pm.swapped;
+	if (err > 0)
+		out->status = err;
+	out->candidates += po.candidates;
+	out->missed += po.missed;
+	out->swapped += po.swapped;
 }
 
 /* MADV_PAGEOUT on everything; what stays present and exclusive was missed.

@@ -214,6 +214,30 @@ long long rmb_swapped_pages(const void *base, size_t npages)
 	return rmb_pagemap_scan(base, npages, &pm) < 0 ? -1 : pm.swapped;
 }
 
+#define RMB_PAGEOUT_PASSES 5
+
+int rmb_pageout_check(void *base, size_t npages, struct rmb_pageout *out)
+{
+	struct rmb_pagemap pm;
+
+	if (npages == 0)
+		return 0;
+	if (rmb_pagemap_scan(base, npages, &pm) < 0)
+		return -1;
+	out->candidates += pm.exclusive;
+	for (int pass = 0; pass < RMB_PAGEOUT_PASSES && pm.exclusive > 0;
+	     pass++) {
+		if (pass > 0)
+			usleep(20000u << pass);
+		if (madvise(base, npages * rmb_page, MADV_PAGEOUT) != 0)
+			return errno;
+		rmb_pagemap_scan(base, npages, &pm);
+	}
+	out->missed += pm.exclusive;
+	out->swapped += pm.swapped;
+	return 0;
+}
+
 long long rmb_nonresident_pages(const void *base, size_t npages)
 {
 	unsigned char *vec = malloc(npages ? npages : 1);

@@ -99,6 +99,18 @@ struct rmb_pagemap {
 int rmb_pagemap_scan(const void *base, size_t npages,
 		     struct rmb_pagemap *out);	/* -1: no pagemap */
 long long rmb_swapped_pages(const void *base, size_t npages); /* -1: no pagemap */
+/*
+ * The pageout check: MADV_PAGEOUT over [base, base + npages pages), retried
+ * a few times (a page under writeback or isolated by kswapd stays); a page
+ * still present and exclusively mapped after it is one whose mapping the
+ * rmap walk did not find.  Adds the exclusive pages before (candidates),
+ * those left (missed) and the swap ptes after (swapped) to *out.  Returns
+ * 0, an errno of madvise, or -1 without pagemap.
+ */
+struct rmb_pageout {
+	long long candidates, missed, swapped;
+};
+int rmb_pageout_check(void *base, size_t npages, struct rmb_pageout *out);
 long long rmb_nonresident_pages(const void *base, size_t npages);
 
 /* ---- JSON result lines ---------------------------------------------- */

@@ -17,8 +17,8 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 BENCH = ROOT / "bench"
 OUT = BENCH / "out" / "x86_64"
-PROGRAMS = ("rmb-vma", "rmb-fork", "rmb-mremap", "rmb-swap", "rmb-torture",
-            "rmb-pageout")
+# every bench/rmb-*.c is a program (bench/Makefile)
+PROGRAMS = tuple(sorted(p.stem for p in BENCH.glob("rmb-*.c")))
 LIB = sorted((BENCH / "lib").glob("*.c"))     # the helper library
 UNITS = ("_ns", "_bytes", "_kb", "_pages", "_per_s", "_count")
 # fields that are names or indices, not measurements

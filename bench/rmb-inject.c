@@ -1,0 +1,422 @@
+/*
+ * rmb-inject: the anon rmap's failure paths, driven by fault injection.
+ *
+ * On a kernel with CONFIG_FAULT_INJECTION, FAILSLAB and FAIL_PAGE_ALLOC
+ * (the suite's "faultinject" variant), /proc/thread-self/fail-nth makes
+ * the n-th allocation this thread attempts fail.  For each operation
+ * below, and for n = 1, 2, ... until the operation no longer reaches an
+ * n-th allocation, set fail-nth to n, do the operation, and check:
+ * a system call may fail (ENOMEM, or EAGAIN for fork), but every page
+ * still holds what it must, in the process and at the address where it
+ * must now be; a failed mremap leaves the old mapping with all its data.
+ * What leaks (an rmap object the failure path forgot) the suite's slab
+ * count finds after the program; what faults, the console.
+ *
+ * mremap:  move a region: alone (sole member: page tables move whole),
+ *          shared with a child (pages copied as they move), and pushed
+ *          out and shared (swap entries move, the child copies at
+ *          swap-in); the child verifies its own view afterwards
+ * fork:    fork a process mapping a region; the child verifies it
+ * exec:    a child execs this program (bprm_mm_init: a fresh mm and its
+ *          rmap object, freed again if exec fails)
+ * swapin:  a page moved by one process while a child holds its swap
+ *          entry: the child's fault copies it; inject into that fault
+ *          (a failed fault is retried by the kernel)
+ *
+ * Without fail-nth (any other kernel) nothing can be injected: the
+ * program says so (injectable_count 0) and succeeds.  The fault attrs'
+ * filters are set through debugfs, which the program mounts: failslab
+ * and fail_page_alloc must not ignore sleeping or highmem allocations,
+ * nor order-0 pages.
+ *
+ * Result: one "summary" line: operations done, injections that made a
+ * call fail, that the call survived, and the mismatching pages (must be
+ * 0); an RMB-ERROR line per mismatch.
+ */
+#define _GNU_SOURCE
+#include "lib/rmb.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#ifndef MADV_PAGEOUT
+#define MADV_PAGEOUT 21
+#endif
+
+#define FAIL_NTH "/proc/thread-self/fail-nth"
+#define DEBUGFS "/sys/kernel/debug"
+#define EXEC_PROBE "--exec-probe"
+
+static struct rmb_param params[] = {
+	{ .key = "mode", .choices = "all|mremap|fork|exec|swapin",
+	  .sdef = "all", .help = "the operations to inject into" },
+	{ .key = "pages", .def = 64, .min = 1, .max = 4096,
+	  .help = "pages of each region" },
+	{ .key = "max_nth", .def = 400, .min = 1, .max = 100000,
+	  .help = "the most injection points tried per operation" },
+	{ .key = "seed", .def = 1, .min = 0, .max = 2147483647,
+	  .help = "seed of the page patterns" },
+	{ .key = NULL },
+};
+
+struct tally {
+	long long ops, failed, survived, bad, exhausted;
+};
+
+static size_t npages;
+
+/* ---- fault injection ------------------------------------------------ */
+
+static int write_file(const char *path, const char *text)
+{
+	int fd = open(path, O_WRONLY | O_CLOEXEC);
+	ssize_t n;
+
+	if (fd < 0)
+		return -1;
+	n = write(fd, text, strlen(text));
+	close(fd);
+	return n == (ssize_t)strlen(text) ? 0 : -1;
+}
+
+/* Let failslab and fail_page_alloc fail every allocation fail-nth picks. */
+static int injection_setup(void)
+{
+	static const char *const files[][2] = {
+		{ "failslab/ignore-gfp-wait", "N" },
+		{ "fail_page_alloc/ignore-gfp-wait", "N" },
+		{ "fail_page_alloc/ignore-gfp-highmem", "N" },
+		{ "fail_page_alloc/min-order", "0" },
+		{ "failslab/verbose", "0" },
+		{ "fail_page_alloc/verbose", "0" },
+	};
+	char path[128];
+
+	if (access(FAIL_NTH, W_OK) != 0)
+		return 0;
+	if (access(DEBUGFS "/failslab", F_OK) != 0 &&
+	    mount("debugfs", DEBUGFS, "debugfs", 0, NULL) != 0)
+		rmb_die(RMB_EXIT_FAIL, "mount debugfs on %s: %s", DEBUGFS,
+			strerror(errno));
+	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+		snprintf(path, sizeof(path), DEBUGFS "/%s", files[i][0]);
+		if (write_file(path, files[i][1]) != 0)
+			rmb_die(RMB_EXIT_FAIL, "cannot set %s to %s: %s", path,
+				files[i][1], strerror(errno));
+	}
+	return 1;
+}
+
+static void fail_nth(long long n)
+{
+	char text[32];
+
+	snprintf(text, sizeof(text), "%lld", n);
+	if (write_file(FAIL_NTH, text) != 0)
+		rmb_die(RMB_EXIT_FAIL, "write %s to %s: %s", text, FAIL_NTH,
+			strerror(errno));
+}
+
+/* Turn injection off; true if the n-th point was reached (injected). */
+static int injected(void)
+{
+	char text[32] = "";
+	int fd = open(FAIL_NTH, O_RDONLY | O_CLOEXEC);
+	ssize_t n = fd < 0 ? -1 : read(fd, text, sizeof(text) - 1);
+
+	if (fd >= 0)
+		close(fd);
+	fail_nth(0);
+	return n > 0 && atoi(text) == 0;
+}
+
+/* ---- regions ---------------------------------------------------------- */
+
+static char *region(uint64_t seed)
+{
+	char *p = rmb_map_anon(NULL, npages * rmb_page);
+
+	if (!p)
+		rmb_die(RMB_EXIT_FAIL, "mmap: %s", strerror(errno));
+	rmb_fill(p, npages, seed, 0);
+	return p;
+}
+
+static void check(struct tally *t, const char *what, long long nth,
+		  const char *p, uint64_t seed)
+{
+	size_t bad = rmb_verify(p, npages, seed, 0, 0);
+
+	if (bad) {
+		t->bad += (long long)bad;
+		rmb_error("%s, fail-nth %lld: %zu of %zu pages mismatch", what,
+			  nth, bad, npages);
+	}
+}
+
+/* A child that waits for a byte on fd, verifies p, exits 0 or 1. */
+static pid_t holder(int fd, const char *p, uint64_t seed)
+{
+	pid_t pid = rmb_fork();
+	char c;
+
+	if (pid != 0)
+		return pid;
+	if (read(fd, &c, 1) != 1)
+		_exit(3);
+	_exit(rmb_verify(p, npages, seed, 0, 0) ? 1 : 0);
+}
+
+static void reap(struct tally *t, const char *what, long long nth,
+		 pid_t pid)
+{
+	int status;
+
+	if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status) ||
+	    WEXITSTATUS(status) != 0) {
+		t->bad++;
+		rmb_error("%s, fail-nth %lld: the child's pages mismatch "
+			  "(status %#x)", what, nth, status);
+	}
+}
+
+/* ---- operations: each returns 1 if injection hit (go on), else 0 ---- */
+
+enum { MV_ALONE, MV_SHARED, MV_SWAPPED };
+static const char *const mv_name[] = { "mremap alone", "mremap shared",
+				       "mremap swapped" };
+
+static int op_mremap(struct tally *t, int kind, long long nth, uint64_t seed)
+{
+	size_t len = npages * rmb_page;
+	char *p = region(seed), *dst = rmb_reserve(len), *moved;
+	pid_t pid = 0;
+	int go[2], hit, err;
+
+	if (!dst || pipe(go) != 0)
+		rmb_die(RMB_EXIT_FAIL, "mmap/pipe: %s", strerror(errno));
+	if (kind == MV_SWAPPED)
+		madvise(p, len, MADV_PAGEOUT);
+	if (kind != MV_ALONE)
+		pid = holder(go[0], p, seed);
+	fail_nth(nth);
+	moved = mremap(p, len, len, MREMAP_MAYMOVE | MREMAP_FIXED, dst);
+	err = errno;
+	hit = injected();
+	t->ops++;
+	if (moved == MAP_FAILED) {
+		if (err != ENOMEM)
+			rmb_die(RMB_EXIT_FAIL, "%s, fail-nth %lld: mremap: %s",
+				mv_name[kind], nth, strerror(err));
+		t->failed++;
+		moved = p;	/* the old mapping keeps every page */
+	} else if (hit) {
+		t->survived++;
+	}
+	check(t, mv_name[kind], nth, moved, seed);
+	if (pid) {
+		if (write(go[1], "g", 1) != 1)
+			rmb_die(RMB_EXIT_FAIL, "pipe: %s", strerror(errno));
+		reap(t, mv_name[kind], nth, pid);
+	}
+	close(go[0]);
+	close(go[1]);
+	munmap(moved, len);
+	if (moved != dst)
+		munmap(dst, len);
+	return hit;
+}
+
+static int op_fork(struct tally *t, long long nth, uint64_t seed)
+{
+	char *p = region(seed);
+	pid_t pid;
+	int hit, err;
+
+	fail_nth(nth);
+	pid = fork();
+	if (pid == 0)
+		_exit(rmb_verify(p, npages, seed, 0, 0) ? 1 : 0);
+	err = errno;
+	hit = injected();
+	t->ops++;
+	if (pid < 0) {
+		if (err != ENOMEM && err != EAGAIN)
+			rmb_die(RMB_EXIT_FAIL, "fork, fail-nth %lld: %s", nth,
+				strerror(err));
+		t->failed++;
+	} else {
+		t->survived += hit;
+		reap(t, "fork", nth, pid);
+	}
+	check(t, "fork", nth, p, seed);
+	munmap(p, npages * rmb_page);
+	return hit;
+}
+
+/*
+ * Exit codes of the exec child: the new image (EXEC_PROBE) tells whether
+ * the n-th point came (fail-nth survives exec, not fork); the old one,
+ * after a failed execv, whether injection failed it.
+ */
+enum { EX_MISMATCH = 1, EX_SURVIVED = 10, EX_NOT_REACHED, EX_FAILED,
+       EX_FAILED_ALONE };
+
+/* The child sets fail-nth itself: the parent's fork must not use it. */
+static int op_exec(struct tally *t, long long nth, uint64_t seed)
+{
+	char *p = region(seed);
+	int status, code;
+	pid_t pid;
+
+	pid = rmb_fork();
+	if (pid == 0) {
+		char *argv[] = { "rmb-inject", EXEC_PROBE, NULL };
+
+		fail_nth(nth);
+		execv("/proc/self/exe", argv);
+		code = injected() ? EX_FAILED : EX_FAILED_ALONE;
+		_exit(rmb_verify(p, npages, seed, 0, 0) ? EX_MISMATCH : code);
+	}
+	t->ops++;
+	code = waitpid(pid, &status, 0) == pid && WIFEXITED(status) ?
+	       WEXITSTATUS(status) : -1;
+	check(t, "exec", nth, p, seed);
+	munmap(p, npages * rmb_page);
+	switch (code) {
+	case EX_SURVIVED:
+		t->survived++;
+		return 1;
+	case EX_FAILED:
+		t->failed++;
+		return 1;
+	case EX_NOT_REACHED:
+		return 0;
+	case EX_FAILED_ALONE:
+		rmb_die(RMB_EXIT_FAIL, "exec, fail-nth %lld: execv failed "
+			"without an injection", nth);
+	}
+	t->bad++;
+	rmb_error("exec, fail-nth %lld: the child ended with status %#x", nth,
+		  status);
+	return 0;
+}
+
+/*
+ * The parent pushes a shared region out and moves it; the child, still
+ * holding the swap entries at the old address, swaps in with injection:
+ * each page found mapped (by the parent, at its new address) is copied.
+ */
+static int op_swapin(struct tally *t, long long nth, uint64_t seed)
+{
+	size_t len = npages * rmb_page;
+	char *p = region(seed), *dst = rmb_reserve(len), *moved;
+	int go[2], res[2], status;
+	long long hit = 0;
+	pid_t pid;
+
+	if (!dst || pipe(go) != 0 || pipe(res) != 0)
+		rmb_die(RMB_EXIT_FAIL, "mmap/pipe: %s", strerror(errno));
+	madvise(p, len, MADV_PAGEOUT);
+	pid = rmb_fork();
+	if (pid == 0) {
+		char c;
+
+		if (read(go[0], &c, 1) != 1)
+			_exit(3);
+		fail_nth(nth);
+		(void)*(volatile char *)p;	/* the faulting read */
+		c = injected() ? 'f' : 'n';
+		if (write(res[1], &c, 1) != 1)
+			_exit(3);
+		_exit(rmb_verify(p, npages, seed, 0, 0) ? 1 : 0);
+	}
+	moved = mremap(p, len, len, MREMAP_MAYMOVE | MREMAP_FIXED, dst);
+	if (moved == MAP_FAILED)
+		rmb_die(RMB_EXIT_FAIL, "swapin: mremap: %s", strerror(errno));
+	(void)*(volatile char *)moved;	/* swapped in and mapped, moved */
+	if (write(go[1], "g", 1) != 1)
+		rmb_die(RMB_EXIT_FAIL, "pipe: %s", strerror(errno));
+	if (read(res[0], &status, 1) == 1)
+		hit = (char)status == 'f';
+	reap(t, "swapin", nth, pid);
+	t->ops++;
+	t->survived += hit;
+	check(t, "swapin", nth, moved, seed);
+	close(go[0]);
+	close(go[1]);
+	close(res[0]);
+	close(res[1]);
+	munmap(moved, len);
+	return (int)hit;
+}
+
+/* n = 1, 2, ... until an operation reaches no n-th injection point. */
+static void sweep(struct tally *t, const char *what, int kind,
+		  uint64_t seed)
+{
+	long long nth, max = rmb_arg("max_nth");
+
+	for (nth = 1; nth <= max; nth++) {
+		int hit;
+
+		if (!strcmp(what, "mremap"))
+			hit = op_mremap(t, kind, nth, seed + (uint64_t)nth);
+		else if (!strcmp(what, "fork"))
+			hit = op_fork(t, nth, seed + (uint64_t)nth);
+		else if (!strcmp(what, "exec"))
+			hit = op_exec(t, nth, seed + (uint64_t)nth);
+		else
+			hit = op_swapin(t, nth, seed + (uint64_t)nth);
+		if (!hit)
+			return;
+	}
+	t->exhausted++;		/* still injecting at max_nth */
+}
+
+int main(int argc, char **argv)
+{
+	static const char *const ops[] = { "mremap", "fork", "exec",
+					   "swapin" };
+	struct tally t = { 0 };
+	struct rmb_json j;
+	int injectable;
+	uint64_t seed;
+
+	if (argc == 2 && !strcmp(argv[1], EXEC_PROBE))
+		return injected() ? EX_SURVIVED : EX_NOT_REACHED;
+	rmb_init("inject");
+	rmb_parse_args(params, argc, argv);
+	npages = (size_t)rmb_arg("pages");
+	seed = (uint64_t)rmb_arg("seed");
+	injectable = injection_setup();
+	for (size_t i = 0; injectable && i < sizeof(ops) / sizeof(ops[0]);
+	     i++) {
+		if (!rmb_mode_is("all") && !rmb_mode_is(ops[i]))
+			continue;
+		if (strcmp(ops[i], "mremap")) {
+			sweep(&t, ops[i], 0, seed);
+			continue;
+		}
+		for (int kind = MV_ALONE; kind <= MV_SWAPPED; kind++)
+			sweep(&t, ops[i], kind, seed);
+	}
+
+	rmb_result_begin(&j, "summary");
+	rmb_json_int(&j, "injectable_count", injectable);
+	rmb_json_int(&j, "operations_count", t.ops);
+	rmb_json_int(&j, "failed_calls_count", t.failed);
+	rmb_json_int(&j, "survived_injections_count", t.survived);
+	rmb_json_int(&j, "exhausted_sweeps_count", t.exhausted);
+	rmb_json_int(&j, "mismatch_pages", t.bad);
+	rmb_json_end(&j);
+	return t.bad ? RMB_EXIT_FAIL : 0;
+}
