@@ -154,12 +154,10 @@ def cmd_check(args: argparse.Namespace) -> int:
                            args.accel, args.quick, out)
 
 
-def make_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="harness.py",
-        description="Build, boot and compare the anonmm and anon_vma "
-                    "Linux 6.1 kernels in QEMU.")
-    sub = parser.add_subparsers(metavar="SUBCOMMAND")
+Sub = argparse._SubParsersAction
+
+
+def add_kernel_commands(sub: Sub) -> None:
     p = sub.add_parser("build", help="patch, configure and build kernels")
     add_targets(p)
     p.set_defaults(func=cmd_build)
@@ -173,6 +171,18 @@ def make_parser() -> argparse.ArgumentParser:
     p.add_argument("--accel", default="auto", help="auto, kvm or tcg")
     p.add_argument("--logdir", help="where the consoles go")
     p.set_defaults(func=cmd_smoke)
+    p = sub.add_parser("check", help="the correctness suite: torture, the "
+                       "kernel's mm selftests, stress-ng, on each kernel")
+    add_targets(p)
+    p.add_argument("--quick", action="store_true",
+                   help="a subset: under 3 minutes for four kernels (TCG)")
+    p.add_argument("--accel", default="auto", help="auto, kvm or tcg")
+    p.add_argument("--out", help="result directory (default "
+                   "results/check-<date>)")
+    p.set_defaults(func=cmd_check)
+
+
+def add_run_commands(sub: Sub) -> None:
     p = sub.add_parser("run", help="run one workload over a custom sweep")
     p.add_argument("--workload", required=True,
                    help=f"one of {', '.join(workloads.WORKLOADS)}")
@@ -195,21 +205,15 @@ def make_parser() -> argparse.ArgumentParser:
     p.add_argument("--no-report", action="store_true")
     add_run_options(p, reps=3)
     p.set_defaults(func=cmd_compare)
-    p = sub.add_parser("check", help="the correctness suite: torture, the "
-                       "kernel's mm selftests, stress-ng, on each kernel")
-    add_targets(p)
-    p.add_argument("--quick", action="store_true",
-                   help="a subset: under 3 minutes for four kernels (TCG)")
-    p.add_argument("--accel", default="auto", help="auto, kvm or tcg")
-    p.add_argument("--out", help="result directory (default "
-                   "results/check-<date>)")
-    p.set_defaults(func=cmd_check)
     p = sub.add_parser("params", help="the workloads' parameters, as "
                        "their programs declare them")
     p.add_argument("workload", nargs="?")
     p.add_argument("--readme", action="store_true",
                    help="rewrite bench/README.md's parameter tables")
     p.set_defaults(func=cmd_params)
+
+
+def add_result_commands(sub: Sub) -> None:
     p = sub.add_parser("report", help="write results/<run-id>/report.md "
                        "and its plots")
     p.add_argument("run_id")
@@ -222,6 +226,17 @@ def make_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("plot", help="write plots/<run-id>/*.png and .svg")
     p.add_argument("run_id")
     p.set_defaults(func=cmd_plot)
+
+
+def make_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="harness.py",
+        description="Build, boot and compare the anonmm and anon_vma "
+                    "Linux 6.1 kernels in QEMU.")
+    sub = parser.add_subparsers(metavar="SUBCOMMAND")
+    add_kernel_commands(sub)
+    add_run_commands(sub)
+    add_result_commands(sub)
     return parser
 
 

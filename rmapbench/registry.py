@@ -7,6 +7,7 @@ series) or an arch is one entry below, plus its kernel config.
 """
 
 from dataclasses import dataclass
+from typing import Any
 
 from .errors import UserError
 
@@ -105,7 +106,7 @@ def arch_names() -> tuple[str, ...]:
     return tuple(a.name for a in ARCHES)
 
 
-def _named(kind: str, entries: tuple, name: str):
+def _named(kind: str, entries: tuple, name: str) -> Any:
     """The entry called name, or a UserError naming the known ones."""
     for entry in entries:
         if entry.name == name:

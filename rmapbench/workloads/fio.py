@@ -5,8 +5,9 @@ the plan runs it as a section whose JSON becomes one record.
 """
 
 import json
+from typing import Any
 
-from .. import plan, record, registry
+from .. import console, plan, record, registry
 from .base import HIGHER, Experiment, Mode, Workload, metric
 
 FIO_ARGS = ("--name=ceiling --filename=/dev/vda --rw=write --bs=4k "
@@ -14,11 +15,11 @@ FIO_ARGS = ("--name=ceiling --filename=/dev/vda --rw=write --bs=4k "
             "--output-format=json")
 
 
-def steps(case) -> list[str]:
+def steps(case: Any) -> list[str]:
     return [plan.info(), plan.section("fio", f"fio {FIO_ARGS}")]
 
 
-def records(base: dict, con) -> list[dict]:
+def records(base: dict, con: console.Console) -> list[dict]:
     """The fio JSON section as one record: write bandwidth and IOPS."""
     scheme = con.section_pairs("rmapbench").get("scheme", "unknown")
     text = "\n".join(con.sections.get("fio", []))
