@@ -69,8 +69,18 @@ def judge(tmp_path, output_for, slabs=None, pageout_rc=0):
                                                 "anon_vma/x86_64")}
 
 
+IDENTITY = ("workload", "mode", "record", "scheme", "arch")
+PARAMS = ("pressure", "pages", "N", "rounds", "seed", "pid")
+
+
 def result_line(fields):
-    return "RMB-RESULT " + json.dumps(fields)
+    """A result line as the library writes it: identity, params and
+    metrics apart."""
+    line = {k: v for k, v in fields.items() if k in IDENTITY}
+    line["params"] = {k: v for k, v in fields.items() if k in PARAMS}
+    line["metrics"] = {k: v for k, v in fields.items()
+                       if k not in IDENTITY and k not in PARAMS}
+    return "RMB-RESULT " + json.dumps(line)
 
 
 def test_judge_passes_a_clean_console(tmp_path):
