@@ -12,7 +12,8 @@
  *   in the swap cache, while the child still holds swap ptes), then the
  *   child swaps the same pages in while the parent mremap()s the region
  *   away.  A page may only follow the parent's move if the child cannot
- *   reach it: a decision that anonmm once took from an unlocked snapshot
+ *   reach it (the child goes from the top down, so that the two meet in
+ *   every round): a decision that anonmm once took from an unlocked snapshot
  *   (mapcount, then swap count) while the child's do_swap_page() sat
  *   between swap_free() and page_add_anon_rmap().  Failures: mremap()
  *   failing (it moved a page it must not, stopped short, ENOMEM), a
@@ -49,7 +50,7 @@ static struct rmb_param params[] = {
 	  .help = "the race to drive" },
 	{ .key = "pages", .def = 256, .min = 16, .max = 1 << 18,
 	  .help = "pages of the region moved in each round" },
-	{ .key = "rounds", .def = 100, .min = 1, .max = 100000,
+	{ .key = "rounds", .def = 300, .min = 1, .max = 100000,
 	  .help = "rounds (a fresh region and child each)" },
 	{ .key = "seed", .def = 1, .min = 0, .max = 2147483647,
 	  .help = "seed of the page patterns" },
@@ -69,7 +70,6 @@ struct tally {
 
 static int ncpus;
 static int checked;		/* swap to push pages to: checks are made */
-static char *drain;		/* a page of the parent's, for lru_add_drain */
 
 static void pin(int cpu)
 {
@@ -99,6 +99,16 @@ static void touch(const char *p, size_t pages)
 }
 
 /*
+ * The same from the last page down: the parent's move goes up, so the
+ * two meet once in every round, whichever is faster.
+ */
+static void touch_down(const char *p, size_t pages)
+{
+	for (size_t i = pages; i-- > 0;)
+		(void)*(volatile const char *)(p + i * rmb_page);
+}
+
+/*
  * The child: swap the region in on CPU 1 at the parent's go, verify it,
  * wait until the parent has dropped its copy, then check that a pageout
  * can unmap every page it maps alone.
@@ -112,7 +122,7 @@ child(struct line *l, char *p, size_t pages, uint64_t seed)
 	pin(1);
 	atomic_store(&l->ready, 1);
 	spin_until(&l->go);
-	touch(p, pages);
+	touch_down(p, pages);
 	l->child_bad = (long long)rmb_verify(p, pages, seed, 0, 0);
 	spin_until(&l->moved);
 	err = checked ? rmb_pageout_check(p, pages, &po) : 0;
@@ -175,12 +185,6 @@ static void round_once(struct tally *t, struct line *l, size_t pages,
 		report_round(t, round, "parent: pages mismatch", 0);
 	}
 	munmap(moved, len);		/* the child maps them alone now */
-	/*
-	 * Pages the parent swapped in may still sit in this CPU's LRU add
-	 * batch, where the child's pageout (which drains its own CPU's
-	 * only) could not isolate them: madvise drains ours first.
-	 */
-	madvise(drain, rmb_page, MADV_PAGEOUT);
 	atomic_store(&l->moved, 1);
 	if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status) ||
 	    WEXITSTATUS(status) != 0) {
@@ -228,9 +232,6 @@ int main(int argc, char **argv)
 	l = mmap(NULL, rmb_page, PROT_READ | PROT_WRITE,
 		 MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	if (l == MAP_FAILED)
-		rmb_die(RMB_EXIT_FAIL, "mmap: %s", strerror(errno));
-	drain = rmb_map_anon(NULL, rmb_page);
-	if (!drain)
 		rmb_die(RMB_EXIT_FAIL, "mmap: %s", strerror(errno));
 	pin(0);
 	rmb_snap_take(&a);

@@ -9,6 +9,7 @@
 #include <fcntl.h>
 #include <math.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -216,6 +217,30 @@ long long rmb_swapped_pages(const void *base, size_t npages)
 
 #define RMB_PAGEOUT_PASSES 5
 
+/*
+ * A page faulted in on another CPU may still sit in that CPU's LRU add
+ * batch, where MADV_PAGEOUT (which drains only the calling CPU's) cannot
+ * isolate it.  madvise from each CPU in turn drains them all.
+ */
+void rmb_drain_lru_all_cpus(void)
+{
+	static char *page;
+	cpu_set_t old, one;
+	long ncpus = sysconf(_SC_NPROCESSORS_ONLN);
+
+	if (ncpus < 2 || sched_getaffinity(0, sizeof(old), &old) != 0)
+		return;
+	if (!page)
+		page = rmb_map_anon(NULL, rmb_page);
+	for (long cpu = 0; page && cpu < ncpus && cpu < CPU_SETSIZE; cpu++) {
+		CPU_ZERO(&one);
+		CPU_SET(cpu, &one);
+		if (sched_setaffinity(0, sizeof(one), &one) == 0)
+			madvise(page, rmb_page, MADV_PAGEOUT);
+	}
+	sched_setaffinity(0, sizeof(old), &old);
+}
+
 int rmb_pageout_check(void *base, size_t npages, struct rmb_pageout *out)
 {
 	struct rmb_pagemap pm;
@@ -227,8 +252,10 @@ int rmb_pageout_check(void *base, size_t npages, struct rmb_pageout *out)
 	out->candidates += pm.exclusive;
 	for (int pass = 0; pass < RMB_PAGEOUT_PASSES && pm.exclusive > 0;
 	     pass++) {
-		if (pass > 0)
+		if (pass > 0) {
 			usleep(20000u << pass);
+			rmb_drain_lru_all_cpus();
+		}
 		if (madvise(base, npages * rmb_page, MADV_PAGEOUT) != 0)
 			return errno;
 		rmb_pagemap_scan(base, npages, &pm);

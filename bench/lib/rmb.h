@@ -111,6 +111,8 @@ struct rmb_pageout {
 	long long candidates, missed, swapped;
 };
 int rmb_pageout_check(void *base, size_t npages, struct rmb_pageout *out);
+/* lru_add_drain() on every CPU: madvise(MADV_PAGEOUT) of a page from each */
+void rmb_drain_lru_all_cpus(void);
 long long rmb_nonresident_pages(const void *base, size_t npages);
 
 /* ---- JSON result lines ---------------------------------------------- */
