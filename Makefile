@@ -11,8 +11,8 @@ HARNESS := $(PYTHON) harness.py
 PYTEST  := $(PYTHON) -m pytest -q -p no:cacheprovider
 
 .PHONY: all setup kernels smoke config-diff compare check-kernels \
-	check-kernels-quick check-lockdep check-variant test test-unit clean \
-	clean-cache
+	check-kernels-quick check-lockdep check-variant test test-unit lint \
+	checkpatch clean clean-cache
 
 all: kernels
 
@@ -52,14 +52,31 @@ LOCKDEP_ARCH ?= i386,x86_64
 check-lockdep:
 	$(MAKE) check-variant VARIANT=lockdep VARIANT_ARCH=$(LOCKDEP_ARCH)
 
-# The kernels are built first (incremental, ccache); then one pytest run:
-# unit tests (seconds), then the integration tests that boot the kernels.
+# The kernels are built first (incremental, ccache); then the linters,
+# then one pytest run: unit tests (seconds), then the integration tests
+# that boot the kernels.
 test: setup
 	$(HARNESS) build
+	$(MAKE) lint checkpatch
 	$(PYTEST) tests/unit tests/integration
 
 test-unit:
 	$(PYTEST) tests/unit
+
+# flake8 (.flake8) on the Python, shellcheck on the shell scripts.
+lint:
+	flake8
+	shellcheck bench/init.sh tools/*.sh
+
+# The kernel's checkpatch.pl on every patch of the series (the pristine
+# tree is extracted by the build).  Its trailing-whitespace check also
+# fires on empty context lines of these patches, so added lines are
+# checked for it apart.
+CHECKPATCH = $${RMAPBENCH_CACHE:-$$HOME/.cache/rmapbench}/linux-source-6.1/scripts/checkpatch.pl
+checkpatch:
+	perl $(CHECKPATCH) --no-tree --quiet --ignore TRAILING_WHITESPACE \
+		kernels/*/patches/*.patch
+	! grep -n '^+.*[[:space:]]$$' kernels/*/patches/*.patch
 
 clean:
 	rm -rf bench/out

@@ -5,7 +5,6 @@ Each subcommand is one step of build -> image -> boot -> parse -> store ->
 stats -> plots -> report; `harness.py SUBCOMMAND --help` tells more.
 """
 
-import argparse
 import sys
 
 from rmapbench import cli

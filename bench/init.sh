@@ -1,4 +1,5 @@
 #!/bin/busybox sh
+# shellcheck shell=dash
 # rmapbench guest init: set up the guest, report its state, run /plan,
 # power off.  Everything the harness reads is behind an RMB- prefix:
 #   RMB-BEGIN name / RMB-END name   a verbatim section (a /proc file)
@@ -12,9 +13,12 @@
 #   section NAME CMD...     runs CMD, its output as section NAME
 #   sh CMD...               runs a shell command
 #   sample SECONDS          from now on, every SECONDS print one line
-#                           RMB-SAMPLE t_ms=.. name=value.. (LowFree,
-#                           MemFree, SwapFree kB; slab objects; counters)
-#                           for time series
+#                           RMB-SAMPLE t_ms=.. name=value.. for time
+#                           series: the /proc/meminfo fields (as
+#                           <field>_kb), counters and slab caches
+#                           (slab_<cache>_objs) that bench/lib/rmb-iface.h
+#                           flags RMB_F_SAMPLE (the image writes their
+#                           names into /etc/rmb-iface.sh)
 #   settle SECONDS          waits up to SECONDS for every user process
 #                           but init to end, prints RMB-PROCS with those
 #                           left (or "none"), then sleeps 3 s for RCU
@@ -73,6 +77,7 @@ others() {
 	left=
 	for p in /proc/[0-9]*; do
 		[ "${p#/proc/}" = 1 ] && continue
+		# shellcheck disable=SC2034  # only whether a line exists
 		read -r m <"$p/maps" 2>/dev/null || continue
 		read -r comm <"$p/comm" 2>/dev/null || continue
 		left="$left ${p#/proc/}:$comm"
@@ -94,14 +99,20 @@ settle() {
 	[ -z "$left" ]
 }
 
+# RMB_SAMPLE_MEMINFO, RMB_SAMPLE_VMSTAT, RMB_SAMPLE_SLABS: what to sample
+if [ -r /etc/rmb-iface.sh ]; then
+	# shellcheck source=/dev/null
+	. /etc/rmb-iface.sh
+fi
+
 sample_once() {
 	{
 		printf 't_ms=%s' "$(now_ms)"
-		awk '/^(MemFree|LowFree|HighFree|SwapFree|PageTables):/ {
+		awk -v re="^($RMB_SAMPLE_MEMINFO):" '$0 ~ re {
 			sub(":", "", $1); printf " %s_kb=%s", $1, $2 }' /proc/meminfo
-		awk '$1 ~ /^(pswpout|pswpin|pgmajfault|anon_rmap_walk|anon_rmap_visit|anon_rmap_pte)$/ {
+		awk -v re="^($RMB_SAMPLE_VMSTAT)\$" '$1 ~ re {
 			printf " %s=%s", $1, $2 }' /proc/vmstat
-		awk '$1 ~ /^(vm_area_struct|anon_vma|anon_vma_chain|anonmm)$/ {
+		awk -v re="^($RMB_SAMPLE_SLABS)\$" '$1 ~ re {
 			printf " slab_%s_objs=%s", $1, $2 }' /proc/slabinfo
 		echo
 	} | sed 's/^/RMB-SAMPLE /'
@@ -126,6 +137,7 @@ while read -r verb rest; do
 	n=$((n + 1))
 	echo "RMB-STEP $n/$total $verb $rest"
 	start=$(now_ms)
+	# shellcheck disable=SC2086  # a plan line's words are its arguments
 	case "$verb" in
 	info) info ;;
 	swapon) swap_on ;;

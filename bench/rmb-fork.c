@@ -25,8 +25,8 @@ static struct rmb_param params[] = {
 	{ .key = "V", .modes = "breadth|rate", .def = 1000, .min = 1,
 	  .max = 1 << 22, .help = "single-page VMAs in the parent" },
 	{ .key = "N", .modes = "breadth|rate", .def = 100, .min = 1,
-	  .max = 1000000, .help = "children (breadth, at most 4096) or "
-		  "rounds (rate)" },
+	  .max = 1000000, .mode_max = "breadth:4096",
+	  .help = "children (breadth) or rounds (rate)" },
 	{ .key = "kind", .choices = "split|gap", .sdef = "split",
 	  .modes = "breadth|rate", .help = "VMA kind, as in rmb-vma" },
 	{ .key = "D", .modes = "depth", .def = 16, .min = 1, .max = 4096,
@@ -37,8 +37,6 @@ static struct rmb_param params[] = {
 	  .help = "seed of the page patterns" },
 	{ .key = NULL },
 };
-
-#define BREADTH_MAX_N 4096
 
 static void make_vmas(struct rmb_vmaset *s)
 {
@@ -109,9 +107,6 @@ static void breadth_report(struct breadth *b, const struct rmb_snap *d,
 
 static void breadth_setup(struct breadth *b, int want)
 {
-	if (want > BREADTH_MAX_N)
-		rmb_die(RMB_EXIT_USAGE, "N=%d: breadth takes at most %d "
-			"children", want, BREADTH_MAX_N);
 	/* about 0.5 kB of kernel memory per inherited VMA, 64 kB per mm */
 	rmb_need_mem_kb((long long)want * (rmb_arg("V") / 2 + 64), 0,
 			"N children of V VMAs");

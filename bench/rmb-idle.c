@@ -33,18 +33,23 @@ static struct rmb_param params[] = {
 	{ .key = NULL },
 };
 
-static const char *const caches[] = {
-	"anonmm", "anon_vma", "anon_vma_chain", "vm_area_struct", "mm_struct",
-};
+/* every cache of the guest interface; the rmap ones are read */
+#define CACHE(id, name, flags) { #name, (flags) & RMB_F_RMAP },
+static const struct {
+	const char *name;
+	int rmap;
+} caches[] = { RMB_SLABS(CACHE) };
+#undef CACHE
 #define NCACHES (sizeof(caches) / sizeof(caches[0]))
 
-/* active_objs of each cache; -1 for a cache this kernel does not have */
+/* active_objs of each rmap cache; -1 for one this kernel does not have */
 static void read_counts(long long *n)
 {
 	struct rmb_slab s;
 
 	for (size_t i = 0; i < NCACHES; i++)
-		n[i] = rmb_slabinfo(caches[i], &s) < 0 ? -1 : s.active_objs;
+		n[i] = !caches[i].rmap || rmb_slabinfo(caches[i].name, &s) < 0 ?
+		       -1 : s.active_objs;
 }
 
 int main(int argc, char **argv)
@@ -79,7 +84,8 @@ int main(int argc, char **argv)
 
 		if (now[i] < 0)
 			continue;
-		snprintf(key, sizeof(key), "slab_%s_objs_count", caches[i]);
+		snprintf(key, sizeof(key), "slab_%s_objs_count",
+			 caches[i].name);
 		rmb_json_int(&j, key, now[i]);
 	}
 	rmb_json_int(&j, "still", still);

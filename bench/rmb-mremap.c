@@ -24,9 +24,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#ifndef MADV_PAGEOUT
-#define MADV_PAGEOUT 21
-#endif
 
 #define RANGE_ALIGN ((size_t)4 << 20)
 #define MAX_R_MB (RMB_32BIT ? 1024 : 1 << 20)
@@ -35,15 +32,19 @@ static struct rmb_param params[] = {
 	{ .key = "mode", .choices = "unshared|shared|swapped",
 	  .sdef = "unshared", .help = "who else maps the region" },
 	{ .key = "R_mb", .def = 64, .min = 1, .max = MAX_R_MB,
-	  .help = "region size in MB (twice this in address space)" },
+	  .help = "region size in MB; needs 2 x R_mb + 16 MB of contiguous "
+		  "address space and R_mb of memory (2 x R_mb shared; swap "
+		  "counts when swapped), else exit 2" },
 	{ .key = "moves", .def = 10, .min = 1, .max = 1000000,
 	  .help = "mremap calls (A->B, B->A, ...)" },
 	{ .key = "K", .modes = "shared", .def = 4, .min = 1, .max = 1024,
 	  .help = "children sharing the pages" },
 	{ .key = "swap_pct", .modes = "swapped", .def = 50, .min = 1,
-	  .max = 100, .help = "part of the region pushed out before moving" },
+	  .max = 100, .help = "part of the region (from its start) pushed out "
+		  "before moving" },
 	{ .key = "aligned", .def = 1, .min = 0, .max = 1,
-	  .help = "1: A and B 4 MB aligned; 0: B one page off" },
+	  .help = "1: A and B on 4 MB boundaries (whole page tables may "
+		  "move); 0: B one page off (every pte moves)" },
 	{ .key = "seed", .def = 1, .min = 0, .max = 2147483647,
 	  .help = "seed of the page patterns" },
 	{ .key = NULL },

@@ -23,9 +23,6 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
-#ifndef MADV_PAGEOUT
-#define MADV_PAGEOUT 21
-#endif
 #ifndef __NR_pidfd_open
 #define __NR_pidfd_open 434
 #endif

@@ -27,13 +27,18 @@ static struct rmb_param params[] = {
 	{ .key = "N", .def = 4, .min = 1, .max = 1024,
 	  .help = "member processes (forked from one leader)" },
 	{ .key = "mb", .def = 256, .min = 1, .max = 1 << 20,
-	  .help = "total working set in MB (shared once + all private)" },
+	  .help = "total working set in MB: the shared set once plus all "
+		  "private sets; must fit in MemAvailable + SwapFree, and one "
+		  "member's sets in its address space (else exit 2)" },
 	{ .key = "shared_pct", .def = 50, .min = 0, .max = 100,
-	  .help = "part of mb written by the leader and COW-shared" },
+	  .help = "part of mb written by the leader before forking, "
+		  "COW-shared by all members" },
 	{ .key = "exit_parent", .def = 0, .min = 0, .max = 1,
-	  .help = "1: the leader exits once the members are forked" },
+	  .help = "1: the leader exits right after forking (the shared "
+		  "pages belong to an exited mm: orphans); 0: it stays, idle" },
 	{ .key = "passes", .def = 2, .min = 0, .max = 1000,
-	  .help = "passes of every member over its sets" },
+	  .help = "passes of every member: verify the shared set, verify "
+		  "and rewrite its private set" },
 	{ .key = "seed", .def = 1, .min = 0, .max = 2147483647,
 	  .help = "seed of the page patterns" },
 	{ .key = NULL },

@@ -30,7 +30,8 @@ static struct rmb_param params[] = {
 	  .max = 1LL << 40, .help = "stop before LowFree (MemFree where no "
 		  "highmem) drops under this" },
 	{ .key = "max_vmas", .modes = "capacity", .def = 1000000, .min = 1,
-	  .max = 1 << 24, .help = "VMAs per process at most" },
+	  .max = 1 << 24, .help = "VMAs per process at most (shrunk to what the "
+		  "address space holds)" },
 	{ .key = "procs", .modes = "capacity", .def = 1024, .min = 1,
 	  .max = 32768, .help = "processes at most, the first included" },
 	{ .key = "seed", .def = 1, .min = 0, .max = 2147483647,

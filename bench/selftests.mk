@@ -6,7 +6,8 @@
 #   make -C bench selftests SELFTESTS_SRC=/path/to/tools/testing/selftests
 # -> out/<arch>/selftests/<test>.  They are not top-level programs of
 # out/<arch>/, so the benchmark image does not pack them: the correctness
-# suite (rmapbench/check.py) adds them to its own boots.
+# suite (rmapbench/check/, through the selftests extra of
+# rmapbench/extras.py) adds them to its own boots.
 #
 # The kernel tree stays read-only: the sources are copied to
 # out/<arch>/.obj/selftests/ and built there.  docs/correctness.md says

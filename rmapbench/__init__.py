@@ -1,1 +1,2 @@
-"""rmapbench: compare the anonmm and anon_vma anon rmap schemes on Linux 6.1."""
+"""rmapbench: compare the anonmm and anon_vma anon rmap schemes on Linux
+6.1."""

@@ -2,7 +2,10 @@
 
 The guest init (bench/init.sh) and the workloads write lines behind an
 RMB- prefix; everything else is the kernel's.  Kernel messages may be
-interleaved with ours, so each line is judged on its own.
+interleaved with ours, so each line is judged on its own.  The console
+is parsed once: every step keeps its results and its output (every
+console line from its RMB-STEP line to the next), so the judges of the
+correctness suite and the record makers read the same parse.
 """
 
 import json
@@ -46,6 +49,7 @@ class Step:
     ms: int | None = None
     results: list[dict] = field(default_factory=list)
     errors: list[dict] = field(default_factory=list)
+    lines: list[str] = field(default_factory=list)   # its console output
 
 
 @dataclass
@@ -59,6 +63,22 @@ class Console:
     clocksource: str | None = None
     samples: list[dict[str, int]] = field(default_factory=list)
     bad_lines: list[str] = field(default_factory=list)
+    preamble: list[str] = field(default_factory=list)  # before any step
+    line_steps: list[int] = field(default_factory=list)  # line -> step
+
+    def step(self, number: int) -> Step | None:
+        return next((s for s in self.steps if s.number == number), None)
+
+    def output(self, number: int) -> list[str]:
+        """The console lines of plan step number ([] if it never ran)."""
+        step = self.step(number)
+        return step.lines if step else []
+
+    def step_of_line(self, line_number: int) -> int:
+        """The plan step console line line_number (1-based) is in."""
+        if 0 < line_number <= len(self.line_steps):
+            return self.line_steps[line_number - 1]
+        return 0
 
     def section_pairs(self, name: str) -> dict[str, str]:
         """A 'name value' section (/proc/vmstat, /proc/rmapbench)."""
@@ -137,12 +157,36 @@ def handle_marker(line: str, console: Console) -> None:
             kv.split("=", 1) for kv in rest.split())})
 
 
+def step_start(line: str) -> bool:
+    """An RMB-STEP n/m line: the start of a plan step's output."""
+    words = line.split(maxsplit=2)
+    return len(words) > 1 and words[0] == "RMB-STEP" and "/" in words[1]
+
+
+def keep_line(console: Console, line: str) -> None:
+    """line goes to the output of the step it is in."""
+    if console.steps and console.steps[-1].number:
+        console.steps[-1].lines.append(line)
+        console.line_steps.append(console.steps[-1].number)
+    else:
+        console.preamble.append(line)
+        console.line_steps.append(0)
+
+
 def parse(text: str) -> Console:
     """Parse a whole console log."""
     lines = text.replace("\r", "").splitlines()
     console = Console(faults=find_faults(lines))
     section = None
     for line in lines:
+        if section is None and step_start(line):
+            try:
+                handle_marker(line, console)
+            except ValueError:
+                console.bad_lines.append(line)
+        keep_line(console, line)
+        if section is None and step_start(line):
+            continue
         if section is not None:
             if line == f"RMB-END {section}":
                 section = None

@@ -7,7 +7,7 @@ import shlex
 import sys
 import time
 
-from . import image, kbuild, paths, qemu, workloads
+from . import experiments, image, kbuild, paths, qemu, registry
 
 
 def file_sha(path) -> str | None:
@@ -28,12 +28,13 @@ def host_cpu() -> str:
 
 def series_digests() -> dict[str, str]:
     return {s: kbuild.digest(kbuild.read_series(kbuild.series_file(s)))
-            for s in paths.STACKS}
+            for s in registry.stack_names()}
 
 
 def config_shas() -> dict[str, str | None]:
     return {f"{s}/{a}": file_sha(paths.build_dir(s, a) / ".config")
-            for s in paths.STACKS for a in paths.ARCHES}
+            for s in registry.stack_names()
+            for a in registry.arch_names()}
 
 
 def bench_digest() -> str:
@@ -61,7 +62,8 @@ def config_diffs(arches: list[str]) -> dict[str, list[str]]:
 
 
 def collect(run_id: str, accel: str, reps: int, arches: list[str],
-            experiments: str) -> dict:
+            described: str) -> dict:
+    """metadata.json; described: experiments.describe() of the run."""
     return {
         "run_id": run_id,
         "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
@@ -77,7 +79,7 @@ def collect(run_id: str, accel: str, reps: int, arches: list[str],
         "host_kernel": platform.release(),
         "host_cores": os.cpu_count(),
         "reps": reps,
-        "swap_mb": workloads.SWAP_MB,
+        "swap_mb": experiments.SWAP_MB,
         "images": str(image.images_dir()),
-        "experiments": experiments,
+        "experiments": described,
     }

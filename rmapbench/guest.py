@@ -5,8 +5,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from . import console as consolemod
-from . import image, paths, qemu
+from . import image, paths, qemu, registry
 from .errors import UserError
+from .extras import Files
 
 PROBE_TIMEOUT_S = 25.0
 
@@ -41,26 +42,39 @@ def verdict(boot: qemu.BootResult, con: consolemod.Console) -> str | None:
     return None
 
 
-def run_plan(stack: str, arch: str, plan: str, log: Path, mem_mb: int,
-             timeout_s: float, swap_mb: int = 0, accel: str = "tcg",
-             smp: int = 1, append: str = "", fio: bool = False,
-             extra: image.Extra = ()) -> GuestRun:
-    """Boot stack's kernel for arch with plan; the console goes to log."""
-    kernel = paths.kernel_image(stack, arch)
+@dataclass(frozen=True)
+class Boot:
+    """One guest boot: the kernel, the plan and the machine."""
+    stack: str
+    arch: str
+    plan: str
+    mem_mb: int
+    timeout_s: float
+    swap_mb: int = 0
+    smp: int = 1
+    append: str = ""
+    files: Files = ()        # extras.resolve(): added to the image
+
+
+def run(boot: Boot, log: Path, accel: str = "tcg") -> GuestRun:
+    """Boot; the console goes to log; parse it once and judge it."""
+    kernel = paths.kernel_image(boot.stack, boot.arch)
     if not kernel.exists():
-        raise UserError(f"no {stack} kernel for {arch} at {kernel}: run "
-                        f"'harness.py build --stack {stack} --arch {arch}'")
-    base = image.build_image(arch, with_fio=fio, extra=tuple(extra))
+        raise UserError(f"no {boot.stack} kernel for {boot.arch} at "
+                        f"{kernel}: run 'harness.py build --stack "
+                        f"{boot.stack} --arch {boot.arch}'")
+    base = image.build_image(boot.arch, boot.files)
     with tempfile.TemporaryDirectory(prefix="rmapbench-initrd-",
                                      dir=paths.cache_dir()) as tmp:
-        initrd = image.boot_initrd(base, plan, Path(tmp) / "initrd.cpio")
-        spec = qemu.BootSpec(arch=arch, kernel=kernel, initrd=initrd,
-                             mem_mb=mem_mb, timeout_s=timeout_s,
-                             swap_mb=swap_mb, smp=smp, accel=accel,
-                             append=append)
-        boot = qemu.boot(spec, log)
+        initrd = image.boot_initrd(base, boot.plan,
+                                   Path(tmp) / "initrd.cpio")
+        spec = qemu.BootSpec(arch=boot.arch, kernel=kernel, initrd=initrd,
+                             mem_mb=boot.mem_mb, timeout_s=boot.timeout_s,
+                             swap_mb=boot.swap_mb, smp=boot.smp, accel=accel,
+                             append=boot.append)
+        result = qemu.boot(spec, log)
     con = consolemod.parse(log.read_text(errors="replace"))
-    return GuestRun(stack, arch, boot, con, verdict(boot, con))
+    return GuestRun(boot.stack, boot.arch, result, con, verdict(result, con))
 
 
 def choose_accel(requested: str) -> str:
@@ -83,10 +97,11 @@ def choose_accel(requested: str) -> str:
 
 
 def probe_kvm() -> bool:
-    stack, arch = paths.STACKS[0], "x86_64"
+    stack, arch = registry.BASE, "x86_64"
     if not paths.kernel_image(stack, arch).exists():
         return False
     with tempfile.TemporaryDirectory(prefix="rmapbench-probe-") as tmp:
-        run = run_plan(stack, arch, "", Path(tmp) / "probe.log", mem_mb=128,
-                       timeout_s=PROBE_TIMEOUT_S, accel="kvm")
-    return run.failure is None
+        probe = run(Boot(stack, arch, "", mem_mb=128,
+                         timeout_s=PROBE_TIMEOUT_S), Path(tmp) / "probe.log",
+                    accel="kvm")
+    return probe.failure is None

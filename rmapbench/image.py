@@ -1,7 +1,8 @@
 """Guest images: one initramfs per arch, the same for both stacks.
 
 The base image holds a static busybox of the arch, the guest init and the
-workloads built from bench/.  Each boot appends a tiny second cpio
+workloads built from bench/; a boot that needs more (extras.py) gets an
+image of its own with those files added.  Each boot appends a tiny second cpio
 holding /plan (the kernel unpacks concatenated archives in order), so one
 base image serves every run.
 """
@@ -13,10 +14,9 @@ import subprocess
 import tempfile
 from pathlib import Path
 
-from . import paths
+from . import bench, iface, paths, registry
+from .extras import Files
 from .errors import UserError
-
-DEB_ARCH = {"i386": "i386", "x86_64": "amd64"}
 
 
 def images_dir() -> Path:
@@ -39,7 +39,7 @@ def fetch_busybox(arch: str, target: Path) -> Path:
     """apt-get download busybox-static:ARCH and unpack only its binary."""
     work = Path(tempfile.mkdtemp(prefix="rmapbench-busybox-"))
     try:
-        pkg = f"busybox-static:{DEB_ARCH[arch]}"
+        pkg = f"busybox-static:{registry.arch(arch).deb_arch}"
         res = subprocess.run(["apt-get", "download", pkg], cwd=work,
                              capture_output=True, text=True)
         debs = list(work.glob("busybox-static_*.deb"))
@@ -60,8 +60,7 @@ def bench_binaries(arch: str) -> list[Path]:
     """Build bench/ for arch and list its programs (none yet is fine)."""
     if not (paths.BENCH / "Makefile").exists():
         return []
-    res = subprocess.run(["make", "-s", "-C", str(paths.BENCH),
-                          f"ARCH={arch}"], capture_output=True, text=True)
+    res = bench.make(arch)
     if res.returncode != 0:
         raise UserError(f"building bench/ for {arch} failed:\n"
                         f"{res.stdout}{res.stderr}")
@@ -70,52 +69,18 @@ def bench_binaries(arch: str) -> list[Path]:
                   if p.is_file() and os.access(p, os.X_OK))
 
 
-def shared_libraries(binary: Path) -> list[Path]:
-    """The libraries ldd says binary needs, the dynamic loader included."""
-    res = subprocess.run(["ldd", str(binary)], capture_output=True,
-                         text=True)
-    if res.returncode != 0:
-        raise UserError(f"ldd {binary} failed: {res.stderr.strip()}")
-    libs = []
-    for line in res.stdout.splitlines():
-        words = line.split()
-        if "=>" in words and len(words) > words.index("=>") + 1:
-            libs.append(Path(words[words.index("=>") + 1]))
-        elif words and words[0].startswith("/"):
-            libs.append(Path(words[0]))
-    return libs
-
-
-def stage_fio(root: Path) -> None:
-    """Debian's fio with its libraries, at their own paths (x86_64 only)."""
-    fio = Path("/usr/bin/fio")
-    if not fio.exists():
-        raise UserError("fio not installed: run 'make setup'")
-    for path in [fio] + shared_libraries(fio):
-        target = root / path.relative_to("/")
-        target.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copy2(path.resolve(), target)
-
-
-Extra = tuple[tuple[Path, str], ...]   # (host file, path in the guest)
-
-
-def stage(arch: str, root: Path, with_fio: bool = False,
-          extra: Extra = ()) -> None:
-    """Lay out the guest's root file system in root."""
-    for d in ("bin", "bench", "dev", "proc", "sys", "tmp"):
+def stage(arch: str, root: Path, files: Files = ()) -> None:
+    """Lay out the guest's root file system in root: the base, then
+    the extra files at their guest paths."""
+    for d in ("bin", "bench", "dev", "etc", "proc", "sys", "tmp"):
         (root / d).mkdir(parents=True, exist_ok=True)
+    (root / "etc" / "rmb-iface.sh").write_text(iface.sampler_config())
     shutil.copy2(busybox(arch), root / "bin" / "busybox")
     shutil.copy2(paths.BENCH / "init.sh", root / "init")
     (root / "init").chmod(0o755)
     for prog in bench_binaries(arch):
         shutil.copy2(prog, root / "bench" / prog.name)
-    if with_fio:
-        if arch != "x86_64":
-            raise UserError(f"fio is packed for x86_64 guests only, "
-                            f"not {arch}")
-        stage_fio(root)
-    for src, dst in extra:
+    for src, dst in files:
         target = root / dst
         target.parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(src, target)
@@ -141,19 +106,13 @@ def tree_digest(root: Path) -> str:
     return h.hexdigest()[:16]
 
 
-def build_image(arch: str, with_fio: bool = False,
-                extra: Extra = ()) -> Path:
-    """The base initramfs for arch, rebuilt only when its content changed.
-
-    fio and its ~80 MB of libraries go only into the image of the boots
-    that measure the swap device's ceiling, and the correctness suite's
-    extra files only into its own: in every other guest they would take
-    memory the workloads measure.
-    """
+def build_image(arch: str, files: Files = ()) -> Path:
+    """The initramfs for arch with files (extras.resolve), rebuilt only
+    when its content changed."""
     with tempfile.TemporaryDirectory(prefix="rmapbench-root-") as tmp:
         root = Path(tmp)
-        stage(arch, root, with_fio, extra)
-        kind = ("fio-" if with_fio else "") + ("extra-" if extra else "")
+        stage(arch, root, files)
+        kind = "extra-" if files else ""
         image = images_dir() / \
             f"initramfs-{arch}-{kind}{tree_digest(root)}.cpio"
         if not image.exists():

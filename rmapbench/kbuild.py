@@ -14,13 +14,11 @@ import tempfile
 import time
 from pathlib import Path
 
-from . import paths
+from . import paths, registry
 from .errors import UserError
 from .progress import Progress, fmt_seconds
 
 STAMP = ".rmapbench-applied"
-# Symbols allowed to differ between the two stacks' final .config.
-SCHEME_SYMBOLS = ("CONFIG_ANONMM", "CONFIG_ANON_VMA")
 
 
 def run(cmd: list[str], cwd: Path | None = None, log: Path | None = None,
@@ -281,7 +279,7 @@ def build(stack: str, arch: str, progress: Progress) -> Path:
     log = out / "build.log"
     log.write_text("")
     start = time.monotonic()
-    make(paths.tree_dir(stack), out, arch, ["bzImage"], log)
+    make(paths.tree_dir(stack), out, arch, [registry.arch(arch).target], log)
     took = time.monotonic() - start
     timing.write_text(f"{took:.1f}\n")
     progress.step_done()
@@ -301,17 +299,20 @@ def built_scheme(stack: str, arch: str) -> str:
     """The scheme the stack's built .config selects."""
     config = paths.build_dir(stack, arch) / ".config"
     values = parse_config(config.read_text()) if config.exists() else {}
-    return "anonmm" if values.get("CONFIG_ANONMM") == "y" else "anon_vma"
+    chosen = [s.scheme for s in registry.STACKS[1:]
+              if values.get(s.scheme_symbol) == "y"]
+    return chosen[0] if chosen else registry.STACKS[0].scheme
 
 
 def config_diff(arch: str) -> tuple[list[str], list[str]]:
     """The symbols whose values differ between the stacks on arch.
 
     Returns (lines 'CONFIG_X: anon_vma=.. anonmm=..', symbols outside
-    SCHEME_SYMBOLS): a fair comparison needs the second list empty.
+    the stacks' scheme symbols): a fair comparison needs the second list
+    empty.
     """
-    configs = []
-    for stack in paths.STACKS:
+    configs, names = [], registry.stack_names()
+    for stack in names:
         config = paths.build_dir(stack, arch) / ".config"
         if not config.exists():
             raise UserError(f"no .config for {stack} {arch}: run "
@@ -323,7 +324,7 @@ def config_diff(arch: str) -> tuple[list[str], list[str]]:
     for key in sorted(set(old) | set(new)):
         a, b = old.get(key, "n"), new.get(key, "n")
         if a != b:
-            lines.append(f"{key}: {paths.STACKS[0]}={a} {paths.STACKS[1]}={b}")
-            if key not in SCHEME_SYMBOLS:
+            lines.append(f"{key}: {names[0]}={a} {names[1]}={b}")
+            if key not in registry.scheme_symbols():
                 unfair.append(key)
     return lines, unfair

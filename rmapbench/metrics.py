@@ -1,139 +1,46 @@
-"""The metric catalogue: what tables and verdicts show per workload/mode.
+"""The metric catalogue: what the tables and verdicts compare, read from
+the workload modules (each Mode lists its metrics, headline first, and
+the record kind they come from).
 
-Each (workload, mode) has one record kind whose lines are compared
-(`summary`, or `generation` for fork/depth) and a few primary metrics,
-each with a label, a unit, which direction is better and whether it is
-deterministic: a byte/object/page count the kernel gives exactly (slab
-deltas, page tables, copied pages), so equal repetitions are shown as
-one exact value, without a spread, rather than a timing with noise.
+A metric no mode lists (a custom run's extra fields) is described from
+its name: the unit is in the name (README: units are in the names),
+per-second rates are better higher, and byte/object/page counts of
+slabs, page tables and free memory are exact.
 """
 
-from dataclasses import dataclass
+from . import workloads
+from .workloads.base import HIGHER, LOWER, NEUTRAL, Metric, Mode
 
-LOWER = "lower_better"
-HIGHER = "higher_better"
-# A metric shown for context; neither scheme "wins" on it.
-NEUTRAL = "informational"
-
-SLAB_CACHES = ("vm_area_struct", "anon_vma", "anon_vma_chain", "anonmm",
-               "maple_node")
+__all__ = ["HIGHER", "LOWER", "NEUTRAL", "Metric", "Mode", "entry",
+           "primary", "primary_record", "modes", "lookup", "unit_of",
+           "is_deterministic", "catalogue"]
 
 
-@dataclass(frozen=True)
-class Metric:
-    name: str            # the field of records' metrics
-    label: str           # for humans
-    unit: str            # as shown in tables and on axes
-    direction: str       # LOWER, HIGHER or NEUTRAL
-    deterministic: bool  # an exact count: equal reps carry no spread
+def catalogue() -> list[tuple[str, Mode]]:
+    """(workload, mode) of every workload, in the registry's order."""
+    return [(w.name, m) for w in workloads.WORKLOADS.values()
+            for m in w.modes]
 
 
-@dataclass(frozen=True)
-class Entry:
-    """What is compared for one (workload, mode)."""
-    workload: str
-    mode: str
-    record: str                  # the record kind the metrics come from
-    metrics: tuple[Metric, ...]
-
-
-def _m(name: str, label: str, unit: str, direction: str = LOWER,
-       deterministic: bool = False) -> Metric:
-    return Metric(name, label, unit, direction, deterministic)
-
-
-def _vma_count() -> tuple[Metric, ...]:
-    per = [_m("slab_total_per_vma_bytes", "slab total per VMA", "B/VMA",
-              deterministic=True)]
-    per += [_m(f"slab_{c}_per_vma_bytes", f"{c} per VMA", "B/VMA",
-               deterministic=True) for c in SLAB_CACHES]
-    per += [_m("page_tables_per_vma_bytes", "page tables per VMA", "B/VMA",
-               deterministic=True),
-            _m("lowfree_consumed_per_vma_bytes", "lowmem consumed per VMA",
-               "B/VMA", deterministic=True),
-            _m("create_per_vma_ns", "time to create a VMA", "ns")]
-    return tuple(per)
-
-
-def _mremap() -> tuple[Metric, ...]:
-    return (_m("move_median_ns", "mremap move, median", "ns"),
-            _m("move_per_page_ns", "mremap time per page", "ns/page"),
-            _m("mremap_anon_copy_pages", "pages copied by mremap", "pages",
-               deterministic=True),
-            _m("anon_swapin_copy_pages", "pages copied at swap-in", "pages"),
-            _m("memfree_consumed_kb", "memory consumed by the moves", "kB",
-               deterministic=True))
-
-
-def _entries() -> list[Entry]:
-    entries = [
-        Entry("vma", "count", "summary", _vma_count()),
-        Entry("vma", "capacity", "summary", (
-            _m("vmas_count", "VMAs created before lowmem ran out", "VMAs",
-               HIGHER, deterministic=True),
-            _m("high_free_kb", "HighFree left at the end", "kB", NEUTRAL,
-               deterministic=True))),
-        Entry("fork", "breadth", "summary", (
-            _m("fork_median_ns", "fork() latency, median", "ns"),
-            _m("fork_p90_ns", "fork() latency, 90th percentile", "ns"),
-            _m("slab_total_per_child_bytes", "slab total per child", "B/child",
-               deterministic=True))),
-        Entry("fork", "depth", "generation", (
-            _m("slab_total_delta_bytes", "slab total, generations alive", "B",
-               deterministic=True),
-            _m("slab_anon_vma_chain_delta_bytes", "anon_vma_chain slab", "B",
-               deterministic=True),
-            _m("slab_anon_vma_delta_bytes", "anon_vma slab", "B",
-               deterministic=True),
-            _m("slab_anonmm_delta_bytes", "anonmm slab", "B",
-               deterministic=True))),
-        Entry("fork", "rate", "summary", (
-            _m("forks_per_s", "fork+exit rate", "forks/s", HIGHER),)),
-        Entry("swap", "family", "summary", (
-            _m("swapout_per_s", "swap-out throughput", "pages/s", HIGHER),
-            _m("passes_ns", "time of the passes", "ns"),
-            _m("anon_rmap_visit_per_swapout_count",
-               "rmap visits per swapped page", "visits/page"),
-            _m("anon_rmap_pte_per_swapout_count",
-               "ptes examined per swapped page", "ptes/page"),
-            _m("members_majflt_count", "major faults of the members",
-               "faults"),
-            _m("anon_swapin_copy_pages", "pages copied at swap-in", "pages"),
-            _m("anon_rmap_orphan_pages", "orphan pages re-pointed",
-               "pages", NEUTRAL))),
-        Entry("fio", "write4k", "summary", (
-            _m("write_bw_kb_per_s", "fio 4k write bandwidth", "kB/s",
-               HIGHER),)),
-    ]
-    entries += [Entry("mremap", mode, "summary", _mremap())
-                for mode in ("unshared", "shared", "swapped")]
-    return entries
-
-
-CATALOGUE: dict[tuple[str, str], Entry] = {
-    (e.workload, e.mode): e for e in _entries()}
-
-WORKLOADS = ("vma", "fork", "mremap", "swap", "fio")
-
-
-def entry(workload: str, mode: str) -> Entry | None:
-    return CATALOGUE.get((workload, mode))
+def entry(workload: str, mode: str) -> Mode | None:
+    return workloads.mode(workload, mode)
 
 
 def primary(workload: str, mode: str) -> tuple[Metric, ...]:
     """The metrics compared for (workload, mode); () if unknown."""
-    e = entry(workload, mode)
-    return e.metrics if e else ()
+    m = entry(workload, mode)
+    return m.metrics if m else ()
 
 
 def primary_record(workload: str, mode: str) -> str:
     """The record kind compared for (workload, mode)."""
-    e = entry(workload, mode)
-    return e.record if e else "summary"
+    m = entry(workload, mode)
+    return m.record if m else "summary"
 
 
 def modes(workload: str) -> list[str]:
-    return [m for (w, m) in CATALOGUE if w == workload]
+    w = workloads.WORKLOADS.get(workload)
+    return list(w.mode_names()) if w else []
 
 
 UNIT_SUFFIXES = (("_per_vma_bytes", "B/VMA"), ("_per_child_bytes", "B/child"),
@@ -142,7 +49,7 @@ UNIT_SUFFIXES = (("_per_vma_bytes", "B/VMA"), ("_per_child_bytes", "B/child"),
 
 
 def unit_of(name: str) -> str:
-    """The unit a metric's name carries (README: units are in the names)."""
+    """The unit a metric's name carries."""
     for suffix, unit in UNIT_SUFFIXES:
         if name.endswith(suffix):
             return unit
@@ -162,8 +69,8 @@ def lookup(name: str, workload: str = "", mode: str = "") -> Metric:
     for m in primary(workload, mode):
         if m.name == name:
             return m
-    for e in CATALOGUE.values():
-        for m in e.metrics:
+    for _, md in catalogue():
+        for m in md.metrics:
             if m.name == name:
                 return m
     direction = HIGHER if name.endswith("_per_s") else LOWER

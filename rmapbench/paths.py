@@ -10,9 +10,6 @@ BENCH = REPO / "bench"
 RESULTS = Path(os.environ.get("RMAPBENCH_RESULTS", REPO / "results"))
 PLOTS = Path(os.environ.get("RMAPBENCH_PLOTS", REPO / "plots"))
 
-STACKS = ("anon_vma", "anonmm")
-ARCHES = ("i386", "x86_64")
-
 SOURCE_PACKAGE = "linux-source-6.1"
 SOURCE_TARBALL = Path("/usr/src/linux-source-6.1.tar.xz")
 
@@ -66,13 +63,5 @@ def build_dir(stack: str, arch: str) -> Path:
 
 
 def kernel_image(stack: str, arch: str) -> Path:
-    return build_dir(stack, arch) / "arch" / "x86" / "boot" / "bzImage"
-
-
-def check_choice(kind: str, value: str, choices: tuple[str, ...]) -> str:
-    """Return value if it is one of choices, else raise a UserError."""
-    from .errors import UserError
-    if value not in choices:
-        raise UserError(f"unknown {kind} '{value}': choose one of "
-                        f"{', '.join(choices)}")
-    return value
+    from . import registry
+    return build_dir(stack, arch) / registry.arch(arch).image

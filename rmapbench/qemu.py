@@ -17,10 +17,9 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import paths
+from . import paths, registry
 from .errors import UserError
 
-QEMU = {"i386": "qemu-system-i386", "x86_64": "qemu-system-x86_64"}
 BASE_APPEND = ("console=ttyS0 panic=-1 slab_nomerge tsc=reliable "
                "loglevel=7 rdinit=/init")
 # Below this the kernel and the initramfs do not fit.
@@ -51,9 +50,10 @@ class BootResult:
 
 
 def qemu_binary(arch: str) -> str:
-    binary = shutil.which(QEMU[arch])
+    name = registry.arch(arch).qemu
+    binary = shutil.which(name)
     if binary is None:
-        raise UserError(f"{QEMU[arch]} not found: run 'make setup' "
+        raise UserError(f"{name} not found: run 'make setup' "
                         "(Debian package qemu-system-x86)")
     return binary
 

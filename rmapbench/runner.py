@@ -4,31 +4,21 @@ A failed boot (kernel fault, timeout, failed step, data mismatch) gives
 one record with failed=true and the console excerpt; the run goes on.
 """
 
-import json
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from . import console as consolemod
-from . import guest, paths, qemu, store
+from . import environment, executor, experiments, extras, guest, kbuild
+from . import paths, programs, qemu, record, store, workloads
 from .errors import UserError
-from .progress import Progress
-from . import environment, kbuild, workloads
-from .workloads import SWAP_MB, Case
+from .experiments import SWAP_MB, Case
 
 TAIL_LINES = 30
 
 
 def base_record(case: Case, run_id: str, accel: str) -> dict:
-    return {"run_id": run_id, "experiment": case.experiment,
-            "stack": case.stack, "arch": case.arch, "mem_mb": case.mem_mb,
-            "workload": case.workload, "mode": case.mode,
-            "params": dict(case.params), "rep": case.rep, "boot": case.key(),
-            "accel": accel}
-
-
-def numeric(fields: dict) -> dict:
-    return {k: v for k, v in fields.items()
-            if isinstance(v, (int, float)) and not isinstance(v, bool)}
+    """What every record of the case's boot carries."""
+    return {**case.config.fields(), "run_id": run_id, "stack": case.stack,
+            "rep": case.rep, "boot": case.key(), "accel": accel}
 
 
 def excerpt(run: guest.GuestRun) -> str:
@@ -40,40 +30,29 @@ def excerpt(run: guest.GuestRun) -> str:
 
 def failed_record(base: dict, run: guest.GuestRun) -> dict:
     scheme = run.console.section_pairs("rmapbench").get("scheme", "unknown")
-    return {**base, "scheme": scheme, "record": "summary", "failed": True,
-            "failure": run.failure, "excerpt": excerpt(run), "metrics": {}}
+    return record.failed(base, scheme, str(run.failure), excerpt(run))
 
 
-def fio_records(base: dict, con: consolemod.Console, scheme: str) -> list:
-    """The fio JSON section as one record: write bandwidth and IOPS."""
-    text = "\n".join(con.sections.get("fio", []))
-    job = json.loads(text[text.index("{"):])["jobs"][0]["write"]
-    metrics = {"write_bw_kb_per_s": job["bw"], "write_iops_per_s": job["iops"]}
-    return [{**base, "scheme": scheme, "record": "summary", "failed": False,
-             "metrics": metrics}]
-
-
-def workload_records(base: dict, con: consolemod.Console) -> list[dict]:
-    records = []
-    for step in con.steps:
-        for result in step.results:
-            records.append({
-                **base, "scheme": result.get("scheme", "unknown"),
-                "record": result.get("record", "summary"), "failed": False,
-                "metrics": numeric(result)})
-    return records
+def result_records(base: dict, con: consolemod.Console) -> list[dict]:
+    """A record per RMB-RESULT line (the default of a workload)."""
+    program = str(workloads.workload(base["workload"]).program)
+    out = []
+    for result in (r for step in con.steps for r in step.results):
+        params, metrics = record.split(
+            result, lambda: programs.names(program))
+        out.append(record.measured(base, result, params, metrics))
+    return out
 
 
 def records_of(case: Case, run: guest.GuestRun, run_id: str,
                accel: str) -> list[dict]:
+    """The records of a case's boot: its workload's, or one failed."""
     base = base_record(case, run_id, accel)
     if run.failure:
         return [failed_record(base, run)]
-    scheme = run.console.section_pairs("rmapbench").get("scheme", "unknown")
+    make = workloads.workload(case.workload).records or result_records
     try:
-        if case.workload == "fio":
-            return fio_records(base, run.console, scheme)
-        records = workload_records(base, run.console)
+        records = make(base, run.console)
     except (ValueError, KeyError, IndexError) as err:
         run.failure = f"unreadable results: {err}"
         return [failed_record(base, run)]
@@ -85,45 +64,31 @@ def records_of(case: Case, run: guest.GuestRun, run_id: str,
     return records
 
 
-def run_case(case: Case, rdir: Path, run_id: str, accel: str) -> dict:
-    """Boot one case and store its records; return the boot summary."""
-    log = store.log_file(rdir, case.key())
-    run = guest.run_plan(case.stack, case.arch, case.plan(), log,
-                         mem_mb=case.mem_mb, timeout_s=case.timeout_s,
-                         swap_mb=SWAP_MB, accel=accel, append=case.append,
-                         fio=case.workload == "fio")
-    records = records_of(case, run, run_id, accel)
-    boot = {"key": case.key(), "seconds": round(run.boot.seconds, 2),
-            "failure": run.failure, "command": run.boot.command,
-            "records": records}
-    store.save_boot(rdir, case.key(), boot)
-    return boot
+def job_of(case: Case) -> executor.Job:
+    """The boot of a case: its plan, its machine, its image extras."""
+    return executor.Job(case.key(), case.key(), guest.Boot(
+        case.stack, case.arch, case.plan(), mem_mb=case.mem_mb,
+        timeout_s=case.timeout_s, swap_mb=SWAP_MB, append=case.append,
+        files=extras.require(case.extras(), case.arch)))
 
 
 def execute(cases: list[Case], rdir: Path, run_id: str, accel: str,
             jobs: int = 1) -> list[dict]:
-    """Run every case not yet finished, jobs at a time, with progress."""
-    todo = [c for c in cases if not store.boot_done(rdir, c.key())]
-    if len(todo) < len(cases):
-        print(f"resuming {run_id}: {len(cases) - len(todo)} of "
-              f"{len(cases)} boots already finished", flush=True)
-    progress = Progress(len(todo), "boot")
-    done = []
+    """Run every case not yet finished, jobs at a time, with progress;
+    rebuild records.jsonl."""
+    by_key = {c.key(): c for c in cases}
 
-    def one(case: Case) -> dict:
-        progress.note(f"{case.key()} ({accel})")
-        boot = run_case(case, rdir, run_id, accel)
-        progress.step_done()
+    def judge(job: executor.Job, run: guest.GuestRun) -> dict:
+        return {"records": records_of(by_key[job.key], run, run_id, accel)}
+
+    def say(job: executor.Job, boot: dict) -> None:
         state = f"FAILED: {boot['failure']}" if boot["failure"] else "ok"
-        print(f"  {case.key()}: {state} ({boot['seconds']:.0f}s)",
-              flush=True)
-        return boot
+        print(f"  {job.key}: {state} ({boot['seconds']:.0f}s)", flush=True)
 
-    with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
-        for boot in pool.map(one, todo):
-            done.append(boot)
+    boots = executor.execute([job_of(c) for c in cases], rdir, accel,
+                             judge, say, jobs)
     store.write_records(rdir)
-    return done
+    return boots
 
 
 def check_memory(cases: list[Case]) -> None:
@@ -143,7 +108,7 @@ def require_kernels(cases: list[Case]) -> None:
                             f"--arch {arch}' (or 'make kernels')")
 
 
-def run_experiments(experiments: list, stacks: list[str], arches: list[str],
+def run_experiments(exps: list, stacks: list[str], arches: list[str],
                     reps: int, run_id: str | None, prefix: str,
                     accel: str, jobs: int) -> Path:
     """Expand, check, run (resuming) and store; return the run directory."""
@@ -153,7 +118,7 @@ def run_experiments(experiments: list, stacks: list[str], arches: list[str],
                         "it unset (debug variants are for 'check' only)")
     if reps < 1:
         raise UserError(f"--reps must be at least 1, not {reps}")
-    cases = workloads.expand(experiments, stacks, arches, reps)
+    cases = experiments.expand(exps, stacks, arches, reps)
     if not cases:
         raise UserError("nothing to run: no experiment applies to arch(es) "
                         f"{', '.join(arches)}")
@@ -162,14 +127,14 @@ def run_experiments(experiments: list, stacks: list[str], arches: list[str],
     accel = guest.choose_accel(accel)
     if run_id is None:
         # the same inputs give the same id, so a re-run resumes
-        what = (workloads.describe(experiments), environment.inputs_digest(),
+        what = (experiments.describe(exps), environment.inputs_digest(),
                 stacks, arches, reps, accel)
         run_id = f"{prefix}-{kbuild.digest([], extra=repr(what))[:10]}"
     rdir = store.run_dir(run_id)
     meta = rdir / "metadata.json"
     if not meta.exists():
         store.write_json(meta, environment.collect(
-            run_id, accel, reps, arches, workloads.describe(experiments)))
+            run_id, accel, reps, arches, experiments.describe(exps)))
     print(f"run {run_id}: {len(cases)} boots in {rdir}", flush=True)
     execute(cases, rdir, run_id, accel, jobs)
     return rdir

@@ -3,21 +3,16 @@
 import time
 from pathlib import Path
 
-from . import guest, kbuild, paths
-from .errors import UserError
-from .progress import Progress
+from . import executor, guest, iface, kbuild, paths, plan, registry, store
 
-COUNTERS = ("anon_rmap_walk", "anon_rmap_visit", "anon_rmap_pte",
-            "anon_rmap_trylock_fail", "mremap_anon_copy", "anon_rmap_orphan",
-            "anon_swapin_copy", "pswpout", "pswpin")
-SIZES = ("sizeof_vm_area_struct", "sizeof_mm_struct", "sizeof_anon_vma",
-         "sizeof_anon_vma_chain", "sizeof_anonmm")
-# i386 gets highmem so that LowTotal/LowFree mean something.
-SMOKE_MEM_MB = {"i386": 1024, "x86_64": 256}
+COUNTERS = tuple(c.name for c in iface.counters(iface.SMOKE))
+SIZES = tuple(f"sizeof_{s}" for s in iface.sizes())
 SMOKE_TIMEOUT_S = 180.0
 # Push a few MB out with MADV_PAGEOUT so that reclaim walks the anon rmap:
 # the counters must then have moved.
-SMOKE_PLAN = "swapon\nrun rmb-mremap mode=swapped R_mb=8 moves=2\ninfo\n"
+SMOKE_PLAN = plan.of(plan.swapon(), plan.run(
+    "rmb-mremap", "mode=swapped R_mb=8 moves=2"), plan.info())
+SMOKE_SWAP_MB = 64
 MUST_MOVE = ("anon_rmap_walk", "anon_rmap_visit", "anon_rmap_pte", "pswpout")
 
 
@@ -37,7 +32,8 @@ def check(run: guest.GuestRun) -> list[str]:
                  if c not in vmstat]
     problems += [f"{c} stayed 0 although pages were swapped out"
                  for c in MUST_MOVE if vmstat.get(c, "0") == "0"]
-    if run.arch == "i386" and "LowTotal" not in run.console.meminfo_kb():
+    highmem = registry.arch(run.arch).highmem
+    if highmem and "LowTotal" not in run.console.meminfo_kb():
         problems.append("/proc/meminfo lacks LowTotal (HIGHMEM off?)")
     return problems
 
@@ -55,31 +51,42 @@ def summary(run: guest.GuestRun) -> str:
     return " ".join(parts)
 
 
+def boot_of(stack: str, arch: str) -> guest.Boot:
+    return guest.Boot(stack, arch, SMOKE_PLAN,
+                      mem_mb=registry.arch(arch).smoke_mem_mb,
+                      timeout_s=SMOKE_TIMEOUT_S, swap_mb=SMOKE_SWAP_MB)
+
+
+def judge(job: executor.Job, run: guest.GuestRun) -> dict:
+    return {"stack": run.stack, "arch": run.arch, "problems": check(run),
+            "summary": summary(run)}
+
+
+def say(result: dict, log: Path) -> None:
+    stack, arch = result["stack"], result["arch"]
+    if kbuild.built_scheme(stack, arch) != registry.stack(stack).scheme:
+        sym = registry.stack(stack).scheme_symbol
+        print(f"note: the {stack} stack does not select its scheme yet "
+              f"({sym} unset): it runs {registry.BASE}")
+    state = "FAIL" if result["problems"] else "ok"
+    print(f"{state} {stack} {arch} boot {result['seconds']:.1f}s: "
+          f"{result['summary']}", flush=True)
+    for problem in result["problems"]:
+        print(f"  {problem} (console: {log})")
+
+
 def run_smoke(stacks: list[str], arches: list[str], accel: str,
               logdir: Path) -> int:
-    """Boot each kernel once; print what it shows; 0 if all are sound."""
+    """Boot each kernel once; print what it shows; 0 if all are sound.
+    The consoles go to logdir/logs (a logdir used before resumes)."""
     accel = guest.choose_accel(accel)
-    progress = Progress(len(stacks) * len(arches), "smoke")
-    bad = 0
-    for stack in stacks:
-        for arch in arches:
-            progress.note(f"booting {stack} {arch} ({accel})")
-            run = guest.run_plan(stack, arch, SMOKE_PLAN,
-                                 logdir / f"{stack}-{arch}.log",
-                                 mem_mb=SMOKE_MEM_MB[arch], swap_mb=64,
-                                 timeout_s=SMOKE_TIMEOUT_S, accel=accel)
-            progress.step_done()
-            problems = check(run)
-            if kbuild.built_scheme(stack, arch) != stack:
-                print(f"note: the {stack} stack does not select its scheme "
-                      f"yet (CONFIG_ANONMM unset): it runs anon_vma")
-            state = "FAIL" if problems else "ok"
-            print(f"{state} {stack} {arch} boot {run.boot.seconds:.1f}s: "
-                  f"{summary(run)}", flush=True)
-            for problem in problems:
-                print(f"  {problem} (console: {run.boot.log})")
-            bad += bool(problems)
-    return 1 if bad else 0
+    jobs = [executor.Job(f"{stack}-{arch}", f"booting {stack} {arch}",
+                         boot_of(stack, arch))
+            for stack in stacks for arch in arches]
+    results = executor.execute(
+        jobs, logdir, accel, judge,
+        lambda job, r: say(r, store.log_file(logdir, job.key)), what="smoke")
+    return 1 if any(r["problems"] for r in results) else 0
 
 
 def default_logdir() -> Path:

@@ -15,9 +15,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from . import metrics
+from .record import Config, config_fields, is_failed
+from .registry import BASE, NEW
 
-BASE = "anon_vma"       # the denominator of every ratio
-NEW = "anonmm"
 CONFIDENCE = 0.95
 MARK_SIGNIFICANT = "*"
 MARK_EXACT = "exact"
@@ -82,19 +82,20 @@ def t_pvalue(t: float, df: float) -> float | None:
 
 
 @dataclass(frozen=True)
-class ConfigKey:
-    """One configuration: everything but the stack and the repetition."""
-    experiment: str
-    arch: str
-    mem_mb: int
-    workload: str
-    mode: str
-    record: str
-    params: tuple[tuple[str, Any], ...]
+class ConfigKey(Config):
+    """One configuration (record.Config) and the kind of result line,
+    the generation for per-generation lines: what repetitions of both
+    stacks are compared over."""
+    record: str = "summary"
     generation: int | None = None
 
     def param(self, name: str, default: Any = None) -> Any:
         return dict(self.params).get(name, default)
+
+    def config(self) -> Config:
+        """The configuration alone (failed boots have no record kind)."""
+        return Config(self.experiment, self.arch, self.mem_mb,
+                      self.workload, self.mode, self.params)
 
     def label(self, with_arch: bool = True, skip: tuple[str, ...] = ()) -> str:
         """e.g. 'i386 1024MB V=10000 kind=split gen=3'."""
@@ -118,22 +119,12 @@ def _sortable(value: Any) -> tuple:
     return (1, 0, str(value))
 
 
-def is_failed(record: dict) -> bool:
-    return bool(record.get("failed"))
-
-
 def config_key(record: dict) -> ConfigKey:
-    params = record.get("params") or {}
     generation = (record.get("metrics") or {}).get("generation")
-    return ConfigKey(
-        experiment=str(record.get("experiment", "")),
-        arch=str(record.get("arch", "")),
-        mem_mb=int(record.get("mem_mb") or 0),
-        workload=str(record.get("workload", "")),
-        mode=str(record.get("mode", "")),
-        record=str(record.get("record", "summary")),
-        params=tuple(sorted(params.items())),
-        generation=None if generation is None else int(generation))
+    return ConfigKey(**config_fields(record),
+                     record=str(record.get("record", "summary")),
+                     generation=None if generation is None
+                     else int(generation))
 
 
 @dataclass

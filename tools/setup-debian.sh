@@ -7,7 +7,7 @@ set -eu
 PACKAGES="linux-source-6.1 qemu-system-x86 gcc gcc-multilib make bc bison
 flex libelf-dev libssl-dev cpio rsync patch xz-utils ccache busybox-static
 fio stress-ng python3 python3-matplotlib python3-pytest python3-scipy
-dpkg-dev diffstat"
+dpkg-dev diffstat flake8 shellcheck"
 
 missing=""
 for p in $PACKAGES; do
@@ -33,6 +33,7 @@ if [ -n "$need_update" ]; then
 fi
 if [ -n "$missing" ]; then
 	echo "setup: installing:$missing"
+	# shellcheck disable=SC2086  # one word per package
 	DEBIAN_FRONTEND=noninteractive apt-get install -y -q $missing
 fi
 echo "setup: all packages present"

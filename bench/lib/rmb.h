@@ -3,7 +3,10 @@
  *
  * Output: every measurement is one line "RMB-RESULT {json}", every error
  * one line "RMB-ERROR {json}" on stdout, each written with a single
- * write(2) so lines from several processes never interleave.
+ * write(2) so lines from several processes never interleave.  A result
+ * line holds its identity (workload, mode, record, scheme, arch), the
+ * parameters the program ran with ("params": {...}) and what it measured
+ * ("metrics": {...}) apart (rmb_result_begin).
  * Exit codes: 0 ok, 1 run-time failure or data mismatch, 2 bad parameter.
  */
 #ifndef RMB_H
@@ -11,10 +14,21 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/mman.h>
 #include <sys/types.h>
+
+#include "rmb-iface.h"
 
 #define RMB_EXIT_FAIL 1
 #define RMB_EXIT_USAGE 2
+
+/* Newer than some C libraries' headers (both since Linux 5.7/5.4) */
+#ifndef MADV_PAGEOUT
+#define MADV_PAGEOUT 21
+#endif
+#ifndef MREMAP_DONTUNMAP
+#define MREMAP_DONTUNMAP 4
+#endif
 
 #if UINTPTR_MAX == 0xffffffffu
 #define RMB_ARCH "i386"
@@ -36,6 +50,8 @@ void rmb_die(int code, const char *fmt, ...)
 int rmb_check_mismatch(long long bad, long long checked, const char *what);
 uint64_t rmb_now_ns(void);		/* CLOCK_MONOTONIC */
 pid_t rmb_fork(void);			/* flushes stdio, then fork() */
+/* all of buf to fd, across short writes and EINTR (gives up on error) */
+void rmb_write_all(int fd, const void *buf, size_t n);
 
 /* ---- key=value parameters ------------------------------------------ */
 
@@ -43,6 +59,7 @@ struct rmb_param {
 	const char *key;
 	const char *choices;	/* "a|b": a string parameter; NULL: integer */
 	const char *modes;	/* "a|b": modes it applies to; NULL: all */
+	const char *mode_max;	/* "a:N|b:M": a tighter max in those modes */
 	const char *sdef;	/* default of a string parameter */
 	long long def, min, max;	/* integer default and limits */
 	const char *help;
@@ -54,7 +71,10 @@ struct rmb_param {
 
 /* Parses argv; a table must hold a "mode" string parameter and end with
  * an entry whose key is NULL.  Bad input: one RMB-ERROR line, exit 2.
- * "help" alone prints the table and exits 0. */
+ * "help" alone prints the table and exits 0; "params" alone prints it as
+ * one "RMB-PARAM {json}" line per parameter (the harness checks a run's
+ * parameters against it before any boot, and bench/README.md's tables
+ * are made from it). */
 void rmb_parse_args(struct rmb_param *tab, int argc, char **argv);
 long long rmb_arg(const char *key);
 const char *rmb_arg_str(const char *key);
@@ -102,15 +122,20 @@ struct rmb_json {
 	char buf[RMB_JSON_MAX];
 	size_t len;
 	int overflow;
+	int depth;		/* objects opened inside the line */
 };
 
 void rmb_json_begin(struct rmb_json *j);
 void rmb_json_str(struct rmb_json *j, const char *key, const char *val);
 void rmb_json_int(struct rmb_json *j, const char *key, long long val);
 void rmb_json_dbl(struct rmb_json *j, const char *key, double val);
-void rmb_json_end(struct rmb_json *j);	/* prints "RMB-RESULT {...}" */
-/* begin + workload, mode, record, scheme, arch, page_size_bytes,
- * low_total_kb and every parameter that applies to the mode */
+void rmb_json_open(struct rmb_json *j, const char *key);  /* "key":{ */
+void rmb_json_close(struct rmb_json *j);		  /* } */
+/* closes what is open, prints "RMB-RESULT {...}" */
+void rmb_json_end(struct rmb_json *j);
+/* begin + workload, mode, record, scheme, arch, "params": {every
+ * parameter that applies to the mode}, then opens "metrics": {...} with
+ * page_size_bytes and low_total_kb: what follows is a metric */
 void rmb_result_begin(struct rmb_json *j, const char *record);
 void rmb_json_sizes(struct rmb_json *j);	/* sizeof_* from /proc/rmapbench */
 
@@ -135,14 +160,14 @@ size_t rmb_verify(const void *base, size_t npages, uint64_t seed,
 
 /* ---- kernel memory snapshots ----------------------------------------- */
 
-/* caches: vm_area_struct, anon_vma, anon_vma_chain, anonmm, mm_struct,
- * maple_node (6.1 keeps VMAs in a maple tree; both schemes pay it) */
-enum { RMB_SLAB_VMA, RMB_SLAB_ANON_VMA, RMB_SLAB_AVC, RMB_SLAB_ANONMM,
-       RMB_SLAB_MM, RMB_SLAB_MAPLE, RMB_NSLAB };
-enum { RMB_C_WALK, RMB_C_VISIT, RMB_C_PTE, RMB_C_TRYLOCK, RMB_C_ORPHAN,
-       RMB_C_MREMAP_COPY, RMB_C_SWAPIN_COPY, RMB_C_PSWPOUT, RMB_C_PSWPIN,
-       RMB_C_PGMAJFAULT, RMB_C_PGSCAN_KSWAPD, RMB_C_PGSCAN_DIRECT,
-       RMB_C_PGSTEAL_KSWAPD, RMB_C_PGSTEAL_DIRECT, RMB_NCTR };
+/* RMB_SLAB_VMA, ... and RMB_C_WALK, ...: the caches and counters of
+ * rmb-iface.h, in its order */
+#define RMB_SLAB_ENUM(id, name, flags) RMB_SLAB_##id,
+#define RMB_CTR_ENUM(id, name, unit, flags) RMB_C_##id,
+enum { RMB_SLABS(RMB_SLAB_ENUM) RMB_NSLAB };
+enum { RMB_COUNTERS(RMB_CTR_ENUM) RMB_NCTR };
+#undef RMB_SLAB_ENUM
+#undef RMB_CTR_ENUM
 
 struct rmb_snap {
 	uint64_t t_ns;

@@ -11,13 +11,13 @@ from pathlib import Path
 
 import pytest
 
-from rmapbench import paths
+from rmapbench import paths, registry
 
 REPO = Path(__file__).resolve().parents[2]
 
 
 def require_kernels():
-    for stack in paths.STACKS:
+    for stack in registry.stack_names():
         if not paths.kernel_image(stack, "x86_64").exists():
             pytest.fail(f"{stack} x86_64 kernel not built: run "
                         "'harness.py build'")
@@ -63,7 +63,7 @@ def test_run_resumes_after_a_kill(tmp_path):
     assert f"{len(finished)} of 4 boots already finished" in res.stdout
     recs = records(tmp_path)
     assert len(recs) == 4 and not any(r["failed"] for r in recs)
-    assert {r["stack"] for r in recs} == set(paths.STACKS)
+    assert {r["stack"] for r in recs} == set(registry.stack_names())
     assert {r["params"]["V"] for r in recs} == {200, 400}
     assert all(r["metrics"]["vmas_count"] == r["params"]["V"] for r in recs)
     report = (tmp_path / "results/t/report.md").read_text()

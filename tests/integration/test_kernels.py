@@ -6,10 +6,11 @@ import shutil
 
 import pytest
 
-from rmapbench import guest, kbuild, paths, smoke
+from rmapbench import guest, kbuild, paths, registry, smoke
 from rmapbench.errors import UserError
 
-KERNELS = [(s, a) for s in paths.STACKS for a in paths.ARCHES]
+KERNELS = [(s, a) for s in registry.stack_names()
+           for a in registry.arch_names()]
 
 
 def require_kernel(stack, arch):
@@ -18,7 +19,7 @@ def require_kernel(stack, arch):
                     "'harness.py build' (make test does)")
 
 
-@pytest.mark.parametrize("arch", paths.ARCHES)
+@pytest.mark.parametrize("arch", registry.arch_names())
 def test_configs_differ_only_in_the_scheme(arch):
     lines, unfair = kbuild.config_diff(arch)
     assert unfair == [], lines
@@ -33,10 +34,7 @@ def test_fragments_hold_in_the_built_config(stack, arch):
 @pytest.mark.parametrize("stack,arch", KERNELS)
 def test_smoke_boot(stack, arch, tmp_path):
     require_kernel(stack, arch)
-    run = guest.run_plan(stack, arch, smoke.SMOKE_PLAN,
-                         tmp_path / "console.log",
-                         mem_mb=smoke.SMOKE_MEM_MB[arch], swap_mb=64,
-                         timeout_s=smoke.SMOKE_TIMEOUT_S)
+    run = guest.run(smoke.boot_of(stack, arch), tmp_path / "console.log")
     assert smoke.check(run) == [], run.boot.log.read_text()[-3000:]
     sizes = run.console.section_pairs("rmapbench")
     assert int(sizes["sizeof_vm_area_struct"]) > 0
@@ -55,9 +53,9 @@ def test_smoke_boot(stack, arch, tmp_path):
 
 def boot_x86_64(tmp_path, plan, timeout_s=120.0, append=""):
     require_kernel("anon_vma", "x86_64")
-    return guest.run_plan("anon_vma", "x86_64", plan,
-                          tmp_path / "console.log", mem_mb=128,
-                          timeout_s=timeout_s, append=append)
+    return guest.run(guest.Boot("anon_vma", "x86_64", plan, mem_mb=128,
+                                timeout_s=timeout_s, append=append),
+                     tmp_path / "console.log")
 
 
 def test_a_panic_is_a_failure(tmp_path):
@@ -85,7 +83,7 @@ def test_a_broken_patch_stops_the_build(tmp_path):
     broken = tmp_path / "0099-broken.patch"
     # a context line no 6.1 tree has: the hunk cannot apply
     text = good.read_text().replace(" \tif (rwc->try_lock) {",
-                        " \tif (rwc->try_lock && no_such_thing) {", 1)
+                                    " \tif (rwc->try_lock && no_such_thing) {", 1)
     broken.write_text(text)
     series = tmp_path / "series"
     series.write_text(f"{broken}\n")
@@ -106,14 +104,14 @@ def test_a_broken_patch_stops_the_build(tmp_path):
 SAVED_PER_VMA = {"i386": 12, "x86_64": 24}
 
 
-@pytest.mark.parametrize("arch", paths.ARCHES)
+@pytest.mark.parametrize("arch", registry.arch_names())
 def test_anonmm_vm_area_struct_is_smaller(arch, tmp_path):
     sizes = {}
-    for stack in paths.STACKS:
+    for stack in registry.stack_names():
         require_kernel(stack, arch)
-        run = guest.run_plan(stack, arch, "info\n",
-                             tmp_path / f"{stack}.log", mem_mb=256,
-                             timeout_s=smoke.SMOKE_TIMEOUT_S)
+        run = guest.run(guest.Boot(stack, arch, "info\n", mem_mb=256,
+                                   timeout_s=smoke.SMOKE_TIMEOUT_S),
+                        tmp_path / f"{stack}.log")
         assert run.failure is None, run.failure
         sizes[stack] = run.console.section_pairs("rmapbench")
     assert sizes["anon_vma"]["scheme"] == "anon_vma"

@@ -215,7 +215,7 @@ class Fab:
         rate = 0.0
         if swapping:
             rate = 20000 * (mem / 128) / (1 + (n / 16 if self.is_anonmm(stack)
-                                                else n / 64))
+                                               else n / 64))
         visits = (n if self.is_anonmm(stack) else 1.5) if swapping else 0
         return {"swapout_per_s": self.noisy(rate) if rate else 0.0,
                 "pswpout_pages": round(self.noisy(mb * 256 - mem * 200))

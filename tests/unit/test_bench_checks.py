@@ -28,7 +28,8 @@ def one_result(out, prog, *args):
     lines = res.stdout.splitlines()
     assert res.returncode == 0, res.stdout + res.stderr
     assert len(lines) == 1 and lines[0].startswith("RMB-RESULT "), lines
-    return json.loads(lines[0].split(" ", 1)[1])
+    rec = json.loads(lines[0].split(" ", 1)[1])
+    return {**rec, **rec.pop("params"), **rec.pop("metrics")}
 
 
 def test_race_rounds_run_unchecked_on_a_host(out):

@@ -17,8 +17,9 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 BENCH = ROOT / "bench"
 OUT = BENCH / "out" / "x86_64"
-PROGRAMS = ("rmb-vma", "rmb-fork", "rmb-mremap", "rmb-swap", "rmb-torture",
-            "rmb-pageout", "rmb-race", "rmb-idle", "rmb-inject")
+# every bench/rmb-*.c is a program (bench/Makefile)
+PROGRAMS = tuple(sorted(p.stem for p in BENCH.glob("rmb-*.c")))
+LIB = sorted((BENCH / "lib").glob("*.c"))     # the helper library
 UNITS = ("_ns", "_bytes", "_kb", "_pages", "_per_s", "_count")
 # fields that are names or indices, not measurements
 IDENTITY = {"workload", "mode", "record", "scheme", "arch", "kind",
@@ -26,7 +27,7 @@ IDENTITY = {"workload", "mode", "record", "scheme", "arch", "kind",
             "pageout_method"}
 PARAMS = {"V", "N", "D", "K", "pages", "R_mb", "moves", "swap_pct",
           "aligned", "seed", "mb", "shared_pct", "exit_parent", "passes",
-          "low_floor_kb", "max_vmas", "procs", "pid"}
+          "low_floor_kb", "max_vmas", "procs", "pid", "kind"}
 COMMON = ("workload", "mode", "record", "scheme", "arch", "page_size_bytes",
           "low_total_kb", "seed", "verified_pages", "verify_mismatch_pages")
 DELTA = ("slab_vm_area_struct_delta_bytes", "slab_anon_vma_delta_bytes",
@@ -76,6 +77,23 @@ def run(out, prog, *args, timeout=30):
                           text=True, timeout=timeout)
 
 
+LINE = {"workload", "mode", "record", "scheme", "arch", "params",
+        "metrics"}
+
+
+def apart(value):
+    """A result line holds its identity, its parameters and its metrics
+    apart: no parameter among the metrics, every metric with a unit.
+    Returns the three in one dict, for the checks below."""
+    assert set(value) == LINE, sorted(value)
+    params, metrics = value["params"], value["metrics"]
+    assert set(params) <= PARAMS, sorted(set(params) - PARAMS)
+    assert not set(metrics) & PARAMS, sorted(set(metrics) & PARAMS)
+    check_units(metrics)
+    return {**{k: value[k] for k in LINE - {"params", "metrics"}},
+            **params, **metrics}
+
+
 def parse(stdout):
     """Every stdout line is RMB-RESULT/RMB-ERROR + one JSON object."""
     results, errors = [], []
@@ -84,7 +102,10 @@ def parse(stdout):
         assert tag in ("RMB-RESULT", "RMB-ERROR"), line
         value = json.loads(payload)
         assert isinstance(value, dict), line
-        (results if tag == "RMB-RESULT" else errors).append(value)
+        if tag == "RMB-RESULT":
+            results.append(apart(value))
+        else:
+            errors.append(value)
     return results, errors
 
 
@@ -332,7 +353,7 @@ def test_pattern_and_json_helpers(tmp_path):
     exe = tmp_path / "selftest"
     res = subprocess.run(["gcc", "-std=gnu11", "-Wall", "-Wextra", "-Werror",
                           "-I", str(BENCH / "lib"), "-o", str(exe), str(src),
-                          str(BENCH / "lib" / "rmb.c"), "-lm"],
+                          *map(str, LIB), "-lm"],
                          capture_output=True, text=True, timeout=60)
     assert res.returncode == 0, res.stderr
     res = subprocess.run([str(exe)], capture_output=True, text=True,
@@ -347,12 +368,12 @@ def test_pattern_and_json_helpers(tmp_path):
 
 @pytest.mark.parametrize("mflag", ["-m64", "-m32"])
 def test_sources_compile_without_warnings(mflag):
-    for src in [BENCH / "lib" / "rmb.c",
-                *(BENCH / f"{p}.c" for p in PROGRAMS)]:
+    for src in [*LIB, *(BENCH / f"{p}.c" for p in PROGRAMS)]:
         res = subprocess.run(["gcc", mflag, "-std=gnu11", "-O2", "-Wall",
                               "-Wextra", "-Werror", "-D_FILE_OFFSET_BITS=64",
                               "-c", "-o", os.devnull, "-I",
-                              str(BENCH / "lib"), str(src)], capture_output=True, text=True,
+                              str(BENCH / "lib"), str(src)],
+                             capture_output=True, text=True,
                              timeout=60)
         assert res.returncode == 0, f"{src.name} {mflag}:\n{res.stderr}"
         assert not re.search(r"warning", res.stderr), res.stderr

@@ -121,3 +121,19 @@ def test_samples_are_parsed_and_bad_ones_kept_aside():
     assert con.samples == [{"t_ms": 1200, "LowFree_kb": 800, "pswpout": 5},
                            {"t_ms": 2200, "LowFree_kb": 700, "pswpout": 9}]
     assert con.bad_lines == ["RMB-SAMPLE t_ms=x"]
+
+
+def test_each_step_keeps_its_output_and_lines_map_to_steps():
+    con = console.parse("boot line\n" + GOOD)
+    assert con.preamble == ["boot line",
+                            "[    0.000000] Linux version 6.1.192",
+                            "RMB-SWAP /dev/vda"]
+    assert con.output(1)[0] == "RMB-STEP 1/2 info"
+    assert "MemTotal:         245956 kB" in con.output(1)
+    assert con.output(2) == ["RMB-STEP 2/2 run rmb-vma V=10",
+                             '{"workload": "vma", "vmas_count": 10}'.join(
+                                 ["RMB-RESULT ", ""]),
+                             "RMB-STEP-END 2 rc=0 ms=340", "RMB-DONE rc=0"]
+    assert con.output(3) == []
+    assert con.step_of_line(1) == 0 and con.step_of_line(4) == 1
+    assert con.step_of_line(len(con.line_steps)) == 2

@@ -138,8 +138,8 @@ def test_an_unknown_variant_names_the_known_ones(monkeypatch):
 
 
 def test_runs_refuse_a_debug_variant(monkeypatch):
-    from rmapbench import runner, workloads
+    from rmapbench import experiments, runner
     monkeypatch.setenv("RMAPBENCH_VARIANT", "lockdep")
     with pytest.raises(UserError, match="timings mean nothing"):
-        runner.run_experiments(workloads.by_name(["vma-cost"]),
+        runner.run_experiments(experiments.by_name(["vma-cost"]),
                                ["anon_vma"], ["i386"], 1, None, "t", "tcg", 1)

@@ -5,7 +5,8 @@ import logging
 import pytest
 
 import fabricate
-from rmapbench import plots
+from rmapbench import figures, plots
+from rmapbench.workloads import swap, vma, mremap
 
 
 @pytest.fixture(scope="module")
@@ -16,8 +17,8 @@ def everything(tmp_path_factory):
 
 def test_every_figure_is_written_as_png_and_svg(everything):
     out, files = everything
-    assert {f.stem for f in files} == set(plots.FIGURES)
-    for stem in plots.FIGURES:
+    assert {f.stem for f in files} == set(plots.figures())
+    for stem in plots.figures():
         for suffix in (".png", ".svg"):
             path = out / f"{stem}{suffix}"
             assert path in files and path.stat().st_size > 1000
@@ -48,7 +49,7 @@ def test_plain_mremap_experiment_name_is_plotted(tmp_path):
     recs = fabricate.only(fabricate.full_run(reps=2), workload="mremap")
     for rec in recs:
         rec["experiment"] = "mremap"
-    assert [f.name for f in plots.plot_mremap(recs, tmp_path)] == [
+    assert [f.name for f in mremap.plot_mremap(recs, tmp_path)] == [
         "mremap.png", "mremap.svg"]
 
 
@@ -56,30 +57,30 @@ def test_lowmem_needs_i386(tmp_path):
     recs = fabricate.only(fabricate.full_run(reps=1), experiment="lowmem")
     for rec in recs:
         rec["arch"] = "x86_64"
-    assert plots.plot_lowmem(recs, tmp_path) == []
+    assert vma.plot_lowmem(recs, tmp_path) == []
 
 
 def test_fio_ceiling_is_pages_per_second():
     recs = [fabricate.record("swap-ceiling", s, "x86_64", "fio", "write4k",
                              {}, {"write_bw_kb_per_s": bw})
             for s, bw in (("anon_vma", 400000), ("anonmm", 400008))]
-    assert plots.fio_ceiling(recs) == {"x86_64": 100001.0}
+    assert swap.fio_ceiling(recs) == {"x86_64": 100001.0}
 
 
 def test_bytes_per_generation_is_the_slope():
     def gen(g, chain):
         return {"metrics": {"generation": g, "slab_anon_vma_chain_delta_bytes":
                             chain, "page_tables_delta_kb": 4 * g}}
-    slope = plots.generation_slope(gen(1, 100), gen(5, 900))
-    names = [name for name, _ in plots.STRUCTURES]
+    slope = vma.generation_slope(gen(1, 100), gen(5, 900))
+    names = [name for name, _ in vma.STRUCTURES]
     assert slope[names.index("anon_vma_chain")] == 200
     assert slope[names.index("page_tables")] == 4096
     assert slope[names.index("anonmm")] == 0
 
 
 def test_both_schemes_keep_their_colours():
-    assert plots.colour("anon_vma") != plots.colour("anonmm")
-    labels = plots.stack_labels(fabricate.full_run(reps=1,
-                                                   anonmm_scheme="anon_vma"))
+    assert figures.colour("anon_vma") != figures.colour("anonmm")
+    labels = figures.stack_labels(fabricate.full_run(reps=1,
+                                                     anonmm_scheme="anon_vma"))
     assert labels == {"anon_vma": "anon_vma",
                       "anonmm": "anonmm kernel (scheme anon_vma)"}

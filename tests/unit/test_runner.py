@@ -4,11 +4,12 @@ from pathlib import Path
 
 import pytest
 
-from rmapbench import console, guest, qemu, runner, store, workloads
+from rmapbench import console, guest, qemu, reparse, runner, store
+from rmapbench import experiments
 from rmapbench.errors import UserError
 
-CASE = workloads.Case("vma-cost", "anonmm", "x86_64", 512, "vma", "count",
-                      (("V", 100),), 0, 60.0)
+CASE = experiments.Case("vma-cost", "anonmm", "x86_64", 512, "vma", "count",
+                        (("V", 100),), 0, 60.0)
 OK_CONSOLE = """\
 RMB-STEP 1/3 swapon
 RMB-STEP-END 1 rc=0 ms=5
@@ -40,6 +41,20 @@ def test_results_become_records(tmp_path):
     assert rec["params"] == {"V": 100} and rec["boot"] == CASE.key()
 
 
+def test_params_and_metrics_arrive_apart(tmp_path):
+    line = ('RMB-RESULT {"workload":"vma","mode":"count","record":"summary",'
+            '"scheme":"anonmm","arch":"x86_64","params":{"V":100,'
+            '"kind":"split","seed":1},"metrics":{"vmas_count":100,'
+            '"stop":"done","slab_total_per_vma_bytes":150.5}}')
+    text = "\n".join(line if ln.startswith("RMB-RESULT") else ln
+                     for ln in OK_CONSOLE.splitlines()) + "\n"
+    (rec,) = runner.records_of(CASE, fake_run(tmp_path, text), "r", "tcg")
+    assert rec["metrics"] == {"vmas_count": 100,
+                              "slab_total_per_vma_bytes": 150.5}
+    assert rec["guest_params"] == {"V": 100, "kind": "split", "seed": 1}
+    assert rec["params"] == {"V": 100} and rec["scheme"] == "anonmm"
+
+
 def test_a_fault_is_a_failed_record_without_numbers(tmp_path):
     text = OK_CONSOLE.replace(
         "RMB-DONE", "[ 9.0] BUG: Bad page state in process rmb-vma\nRMB-DONE")
@@ -57,15 +72,15 @@ def test_a_timeout_is_a_failed_record(tmp_path):
 
 
 def test_no_result_is_a_failure(tmp_path):
-    text = "\n".join(l for l in OK_CONSOLE.splitlines()
-                     if not l.startswith("RMB-RESULT")) + "\n"
+    text = "\n".join(ln for ln in OK_CONSOLE.splitlines()
+                     if not ln.startswith("RMB-RESULT")) + "\n"
     (rec,) = runner.records_of(CASE, fake_run(tmp_path, text), "r", "tcg")
     assert rec["failed"] and "no result" in rec["failure"]
 
 
 def test_fio_section_becomes_a_record(tmp_path):
-    case = workloads.Case("swap-ceiling", "anon_vma", "x86_64", 512, "fio",
-                          "write4k", (), 0, 60.0)
+    case = experiments.Case("swap-ceiling", "anon_vma", "x86_64", 512, "fio",
+                            "write4k", (), 0, 60.0)
     text = ("RMB-STEP 1/1 section fio fio\nRMB-BEGIN fio\nnote: x\n"
             '{"jobs": [{"write": {"bw": 1000, "iops": 250.0}}]}\n'
             "RMB-END fio\nRMB-STEP-END 1 rc=0 ms=9\nRMB-DONE rc=0\n")
@@ -94,7 +109,33 @@ def test_store_refuses_bad_ids_and_missing_runs(tmp_path, monkeypatch):
 
 
 def test_memory_below_boot_minimum_is_refused():
-    small = workloads.Case("t", "anonmm", "x86_64", 32, "vma", "count", (),
-                           0, 60.0)
+    small = experiments.Case("t", "anonmm", "x86_64", 32, "vma", "count", (),
+                             0, 60.0)
     with pytest.raises(UserError, match="32 MB"):
         runner.check_memory([small])
+
+
+def test_reparse_rebuilds_records_from_the_stored_console(tmp_path,
+                                                          monkeypatch):
+    monkeypatch.setattr(store.paths, "RESULTS", tmp_path)
+    rdir = store.run_dir("old")
+    log = store.log_file(rdir, CASE.key())
+    log.parent.mkdir(parents=True)
+    log.write_text(OK_CONSOLE)
+    run = fake_run(tmp_path, OK_CONSOLE)
+    (rec,) = runner.records_of(CASE, run, "old", "tcg")
+    stale = {**rec, "metrics": {"vmas_count": 1}}
+    store.save_boot(rdir, CASE.key(), {"key": CASE.key(), "seconds": 3.0,
+                                       "failure": None, "command": [],
+                                       "records": [stale]})
+    store.write_records(rdir)
+    assert reparse.reparse(rdir) == (1, 1)
+    assert store.load_records(rdir) == [rec]
+    assert (rdir / "records.jsonl.before-reparse").read_text().count(
+        '"vmas_count": 1}') == 1
+    # a fault the old parser missed now fails the boot
+    log.write_text(OK_CONSOLE.replace("RMB-DONE", "[ 2.0] Oops: 0002\n"
+                                      "RMB-DONE"))
+    reparse.reparse(rdir)
+    (failed,) = store.load_records(rdir)
+    assert failed["failed"] and "Oops" in failed["failure"]

@@ -1,0 +1,76 @@
+/*
+ * rmb-iface.h - the guest interface both kernels expose, declared once
+ * (docs/interface.md says what each entry means).
+ *
+ * X-macro lists: the workloads' library (rmb.h, rmb.c) expands them into
+ * its enums and name tables, and the harness reads this file
+ * (rmapbench/iface.py) for the metrics, the plots, the sampler of
+ * bench/init.sh and the correctness suite.  Keep one entry per line, in
+ * the form shown: iface.py parses the lines, not C.
+ *
+ * Flags say who uses an entry:
+ *   RMB_F_COST    a structure in the cost of a VMA (tables, stacked bars)
+ *   RMB_F_RMAP    a cache of the rmap: slub_debug'd and leak-checked by
+ *                 the correctness suite
+ *   RMB_F_SAMPLE  sampled over time by init's "sample" verb
+ *   RMB_F_SMOKE   the smoke boot requires it in /proc/vmstat
+ */
+#ifndef RMB_IFACE_H
+#define RMB_IFACE_H
+
+#define RMB_F_COST	1
+#define RMB_F_RMAP	2
+#define RMB_F_SAMPLE	4
+#define RMB_F_SMOKE	8
+
+/* Slab caches of /proc/slabinfo (boot with slab_nomerge):
+ * X(enum suffix, cache name, flags).  maple_node: 6.1 keeps VMAs in a
+ * maple tree, which both schemes pay for. */
+#define RMB_SLABS(X) \
+	X(VMA, vm_area_struct, RMB_F_COST | RMB_F_RMAP | RMB_F_SAMPLE) \
+	X(ANON_VMA, anon_vma, RMB_F_COST | RMB_F_RMAP | RMB_F_SAMPLE) \
+	X(AVC, anon_vma_chain, RMB_F_COST | RMB_F_RMAP | RMB_F_SAMPLE) \
+	X(ANONMM, anonmm, RMB_F_COST | RMB_F_RMAP | RMB_F_SAMPLE) \
+	X(MM, mm_struct, RMB_F_RMAP) \
+	X(MAPLE, maple_node, RMB_F_COST)
+
+/* /proc/vmstat counters: X(enum suffix, vmstat name, unit, flags); a
+ * result line calls the counter's growth <name>_<unit>.  The first eight
+ * are the instrumentation kernels/common/patches adds (a scheme that
+ * never does the thing reads 0, never missing). */
+#define RMB_COUNTERS(X) \
+	X(WALK, anon_rmap_walk, count, RMB_F_SMOKE | RMB_F_SAMPLE) \
+	X(VISIT, anon_rmap_visit, count, RMB_F_SMOKE | RMB_F_SAMPLE) \
+	X(PTE, anon_rmap_pte, count, RMB_F_SMOKE | RMB_F_SAMPLE) \
+	X(SKIP, anon_rmap_skip, count, RMB_F_SMOKE) \
+	X(TRYLOCK, anon_rmap_trylock_fail, count, RMB_F_SMOKE) \
+	X(ORPHAN, anon_rmap_orphan, pages, RMB_F_SMOKE) \
+	X(MREMAP_COPY, mremap_anon_copy, pages, RMB_F_SMOKE) \
+	X(SWAPIN_COPY, anon_swapin_copy, pages, RMB_F_SMOKE) \
+	X(PSWPOUT, pswpout, pages, RMB_F_SMOKE | RMB_F_SAMPLE) \
+	X(PSWPIN, pswpin, pages, RMB_F_SMOKE | RMB_F_SAMPLE) \
+	X(PGMAJFAULT, pgmajfault, count, RMB_F_SAMPLE) \
+	X(PGSCAN_KSWAPD, pgscan_kswapd, pages, 0) \
+	X(PGSCAN_DIRECT, pgscan_direct, pages, 0) \
+	X(PGSTEAL_KSWAPD, pgsteal_kswapd, pages, 0) \
+	X(PGSTEAL_DIRECT, pgsteal_direct, pages, 0)
+
+/* sizeof_<struct> lines of /proc/rmapbench: X(struct name); a structure
+ * the running scheme does not have reads 0. */
+#define RMB_SIZES(X) \
+	X(vm_area_struct) \
+	X(mm_struct) \
+	X(anon_vma) \
+	X(anon_vma_chain) \
+	X(anonmm)
+
+/* /proc/meminfo fields init's sampler prints as <field>_kb:
+ * X(field, flags) */
+#define RMB_MEMINFO(X) \
+	X(MemFree, RMB_F_SAMPLE) \
+	X(LowFree, RMB_F_SAMPLE) \
+	X(HighFree, RMB_F_SAMPLE) \
+	X(SwapFree, RMB_F_SAMPLE) \
+	X(PageTables, RMB_F_SAMPLE)
+
+#endif

@@ -1,0 +1,99 @@
+"""The suite's boots: their plan, kernel arguments and image extras.
+
+Each boot runs the tests of one group on one kernel: swap on, an idle
+snapshot of the rmap's slab caches, the tests (vmstat around those that
+must swap), then what the tests left, a walk of init's pages, swapoff,
+a settle and the final snapshot (boot_checks.py judges the two).
+"""
+
+from .. import extras, guest, iface, plan
+from .catalogue import SELFTEST_SKIP, Group, Test, selftest_name
+
+# SLUB debugging (sanity checks, red zones, poisoning, owner tracking) on
+# the caches of the rmap: a use-after-free or overflow of one of their
+# objects prints "BUG <cache>: ..." (a kernel fault line), and debug
+# caches keep no per-CPU slabs, so /proc/slabinfo's active_objs is exact.
+RMAP_CACHES = iface.slabs(iface.RMAP)
+CHECK_APPEND = "slub_debug=FZPU," + ",".join(RMAP_CACHES)
+SWAP_MB = 512
+
+SNAPSHOT = plan.sh("sleep 1")
+# Before the final slab count, every user process but init must have
+# ended (a test's descendant may still be exiting after the test returned:
+# a process still alive holds its mm, its anonmm and the anonmms of the
+# exited parents whose pages it maps), then 3 s pass for the call_rcu()
+# frees of anonmm objects.  Processes still alive then fail the row.
+SETTLE_S = 30
+SETTLE = plan.settle(SETTLE_S)
+# init (the guest's shell, alive at both counts) may end the tests mapping
+# pages whose anonmm is that of an exited child: after swap pressure, a
+# forked child swapped a page they shared back in first, then exec'd or
+# exited.  Such a page pins the dead anonmm until a walk of it re-points
+# it (anonmm_adopt), as 2004's anonmm did; anon_vma has no such state.
+# MADV_PAGEOUT of init's private memory walks each page init maps alone,
+# in both kernels; a leaked reference survives it.
+PAGEOUT_INIT = plan.run("rmb-pageout", "pid=1")
+
+# The owners of the boot's own steps (plan.Plan.owner) and the rows the
+# boot checks add to the table, in order.
+SWAPON, SWAPOFF, SLABS = "boot-swapon", "boot-swapoff", "boot-slabs"
+BOOT_ROWS = ("no kernel fault", "swapon, final swapoff", "slabs back to idle")
+
+
+def vmstat_section(test: Test, when: str) -> str:
+    return plan.proc(f"vmstat-{when}-{test.name}", "/proc/vmstat")
+
+
+def make_plan(group: str, tests: list[Test]) -> plan.Plan:
+    """swapon, idle snapshot, the tests (vmstat around each that must
+    swap), swapoff, idle snapshot again."""
+    p = plan.Plan(name=group)
+    p.add(plan.swapon(), SWAPON, main=True)
+    p.add(plan.proc("rmapbench", "/proc/rmapbench"), "boot")
+    p.add(plan.proc("meminfo", "/proc/meminfo"), "boot")
+    p.add(SNAPSHOT, "boot")
+    p.add(plan.proc("slab-before", "/proc/slabinfo"), "boot")
+    for t in tests:
+        for line in t.before:
+            p.add(line, t.name)
+        # torture reports its own counter deltas; the others get vmstat
+        vmstat = t.swap and t.kind != "torture"
+        if vmstat:
+            p.add(vmstat_section(t, "before"), t.name)
+        p.add(t.command, t.name, main=True)
+        if vmstat:
+            p.add(vmstat_section(t, "after"), t.name)
+        for line in t.after:
+            p.add(line, t.name)
+    # what the tests left, then a walk of every page init maps alone:
+    # anonmm orphans that init holds are re-pointed (see PAGEOUT_INIT)
+    p.add(SNAPSHOT, SLABS)
+    p.add(plan.proc("slab-held", "/proc/slabinfo"), SLABS)
+    p.add(PAGEOUT_INIT, SLABS)
+    p.add(plan.swapoff(), SWAPOFF, main=True)
+    p.add(SETTLE, SLABS)
+    p.add(plan.proc("slab-after", "/proc/slabinfo"), SLABS, main=True)
+    return p
+
+
+def files_and_skips(tests: list[Test], arch: str
+                    ) -> tuple[extras.Files, dict[str, str]]:
+    """The image extras the tests need on arch, and the tests that
+    cannot run (name -> why): their extra is missing, or the test is
+    known not to run on these kernels."""
+    needed = tuple(dict.fromkeys(t.extra for t in tests if t.extra))
+    files, missing = extras.resolve(needed, arch)
+    skipped = {t.name: missing[t.extra] for t in tests
+               if t.extra in missing}
+    for t in tests:
+        if t.kind == "selftest" and selftest_name(t) in SELFTEST_SKIP:
+            skipped[t.name] = SELFTEST_SKIP[selftest_name(t)]
+    return files, skipped
+
+
+def boot_of(stack: str, arch: str, group: Group, smp: int,
+            test_plan: plan.Plan, files: extras.Files) -> guest.Boot:
+    return guest.Boot(stack, arch, test_plan.text(),
+                      mem_mb=group.mem_mb[arch], timeout_s=group.timeout_s,
+                      swap_mb=SWAP_MB, smp=smp, append=CHECK_APPEND,
+                      files=files)

@@ -1,0 +1,191 @@
+"""The correctness suite's catalogue: its tests and the boots they run in.
+
+docs/correctness.md has the list, what each test checks and what is
+left out and why.  A test is one main plan line (with set-up and
+tear-down lines around it) of a kind whose judge reads its output
+(judges.py) and whose files come from an image extra (extras.py).
+"""
+
+from dataclasses import dataclass
+
+from .. import plan, registry
+
+# The selftests of tools/testing/selftests/vm that are built (selftests.mk
+# SELFTESTS) and what the suite knows about them.
+SELFTESTS = ("mremap_test", "mremap_dontunmap", "mlock2-tests",
+             "mlock-random-test", "map_fixed_noreplace", "map_populate",
+             "madv_populate", "mrelease_test", "soft-dirty")
+QUICK_SELFTESTS = ("mremap_dontunmap", "madv_populate", "mrelease_test",
+                   "mlock2-tests")
+# Tests that cannot run on these kernels at all: skipped, not booted.
+SELFTEST_SKIP = {
+    "map_populate": "needs socketpair(2) for its parent/child handshake: "
+                    "CONFIG_NET is off in both kernels",
+}
+# Subtests that cannot pass on an arch for reasons of the test itself, by
+# TAP number; the rest of the test must pass.
+SELFTEST_NA = {
+    ("mremap_test", "i386"): (
+        {10, 11, 12, 13, 14},
+        "subtests 10-13 need 2 GB PUD-aligned regions (no room in a 3 GB "
+        "address space), 14 parses addresses above 2 GB with strtol()"),
+}
+# Setup and tear-down plan lines around a selftest.
+SELFTEST_WRAP = {
+    # its 2 GB shared regions are only mapped, never touched: the
+    # overcommit heuristic would refuse them in a small guest
+    "mremap_test": ([plan.sh("echo 1 >/proc/sys/vm/overcommit_memory")],
+                    [plan.sh("echo 0 >/proc/sys/vm/overcommit_memory")]),
+}
+
+# The image extra each kind of test needs (torture is a workload of the
+# base image).
+KIND_EXTRA = {"torture": None, "selftest": "selftests", "stress": "stress-ng"}
+
+
+@dataclass(frozen=True)
+class Test:
+    name: str
+    kind: str                   # torture | selftest | stress (KIND_EXTRA)
+    group: str                  # the boot it runs in
+    command: str                # the main plan line
+    what: str                   # one line for the docs and the table
+    arches: tuple[str, ...] = registry.arch_names()
+    before: tuple[str, ...] = ()
+    after: tuple[str, ...] = ()
+    swap: bool = False          # it must push pages out (pswpout grows)
+    expect: tuple[tuple[str, str, int], ...] = ()   # torture: (field, op, n)
+    # vCPUs of its boot; None: the group's.  Tests of a group that ask
+    # for other counts run in boots of their own.
+    vcpus: int | None = None
+
+    @property
+    def extra(self) -> str | None:
+        return KIND_EXTRA[self.kind]
+
+
+@dataclass(frozen=True)
+class Group:
+    name: str
+    mem_mb: dict
+    timeout_s: float
+    smp: int = 1
+
+
+TORTURE_ALWAYS = (("verify_mismatch_pages", "==", 0),
+                  ("pageout_missed_pages", "==", 0),
+                  ("verified_pages", ">", 0),
+                  ("pageout_candidate_pages", ">", 0),
+                  ("pageout_unchecked_count", "==", 0),
+                  ("pswpout_pages", ">", 0),
+                  ("anon_rmap_walk_count", ">", 0),
+                  ("anon_rmap_pte_count", ">", 0))
+TORTURE_PRESSURE = (("pressure_count", ">", 0),
+                    ("pressure_pswpout_pages", ">", 0),
+                    ("pressure_swap_ptes_pages", ">", 0))
+TORTURE_MODE = {
+    "cow": ("a tree of members COW-writes its own pages of shared regions "
+            "in rounds; pageout, pressure, verify", ()),
+    "mremap": ("shared and unshared regions moved (whole page tables, "
+               "every pte, split, MREMAP_DONTUNMAP, grown) before and "
+               "after swap-out", (("moves_count", ">", 0),)),
+    "exit": ("a chain of generations, parents exit before children; "
+             "orphaned pages pushed out, moved, verified", ()),
+    "exec": ("members re-exec with a 256 kB argument blob (the stack exec "
+             "moves), fork new families; the old first mm exits",
+             (("execs_count", ">", 0), ("exec_blob_pages", ">", 0),
+              ("exec_stack_shift_kb", ">", 0))),
+    "swapoff": ("shared, moved, partly swapped family; swapoff(2) while "
+                "it lives, verify, swapon, pageout (pages unuse mapped must "
+                "be found)", (("swapoff_count", ">", 0),)),
+}
+
+STRESSORS = {
+    # name: (arguments, what); every run has --timeout and --metrics-brief
+    "vm": ("--vm 2 --vm-bytes 48M --vm-method all --verify",
+           "vm: every vm-method over 2 x 48 MB, verified"),
+    "mmap": ("--mmap 2 --mmap-bytes 32M --verify",
+             "mmap: map, touch, unmap anonymous regions, verified"),
+    "mremap": ("--mremap 2 --mremap-bytes 32M --verify",
+               "mremap: grow, shrink and move regions, verified"),
+    "fork": ("--fork 2", "fork: fork and exit as fast as possible"),
+    "brk": ("--brk 2", "brk: grow and shrink the heap"),
+    "stack": ("--stack 2", "stack: grow the stack to its limit"),
+    "madvise": ("--madvise 2", "madvise: every advice on anonymous pages"),
+    "swap-pressure": ("--vm 2 --vm-bytes 120M --vm-keep --verify "
+                      "--mremap 1 --mremap-bytes 32M --mmap 1 "
+                      "--mmap-bytes 32M --fork 1",
+                      "vm + mremap + mmap + fork, 300 MB in a 256 MB guest: "
+                      "swap pressure"),
+}
+
+
+def torture_test(mode: str, group: str, args: str, name: str | None = None,
+                 pressure: bool = True) -> Test:
+    what, extra = TORTURE_MODE.get(mode, ("every scenario in turn", ()))
+    expect = TORTURE_ALWAYS + extra + (TORTURE_PRESSURE if pressure else ())
+    return Test(name or f"torture-{mode}", "torture", group,
+                plan.run("rmb-torture", f"mode={mode} {args}".strip()), what,
+                expect=expect, swap=True)
+
+
+def selftest(name: str, group: str) -> Test:
+    before, after = SELFTEST_WRAP.get(name, ([], []))
+    return Test(f"selftest-{name}", "selftest", group,
+                plan.run(f"selftests/{name}"),
+                f"tools/testing/selftests/vm/{name}",
+                before=tuple(before), after=tuple(after))
+
+
+def selftest_name(t: Test) -> str:
+    """The selftest program a selftest Test runs."""
+    return t.command.split("/")[-1]
+
+
+def stress_test(name: str, group: str, seconds: int) -> Test:
+    args, what = STRESSORS[name]
+    return Test(f"stress-{name}", "stress", group,
+                plan.sh(f"cd /tmp && stress-ng {args} --timeout {seconds}s "
+                        "--metrics-brief"), what,
+                arches=registry.arches_with("stress-ng"),
+                swap=name == "swap-pressure")
+
+
+def quick_catalogue() -> tuple[list[Group], list[Test]]:
+    groups = [Group("quick", {"i386": 192, "x86_64": 256}, 600.0)]
+    tests = [torture_test(m, "quick", "pages=256 N=4") for m in TORTURE_MODE]
+    tests += [selftest(n, "quick") for n in QUICK_SELFTESTS]
+    tests += [stress_test("swap-pressure", "quick", 8)]
+    return groups, tests
+
+
+def full_catalogue() -> tuple[list[Group], list[Test]]:
+    groups = [Group("torture", {"i386": 192, "x86_64": 192}, 1200.0),
+              Group("highmem", {"i386": 1024}, 900.0),
+              Group("selftests", {"i386": 192, "x86_64": 192}, 600.0),
+              # two vCPUs: the stressors (two of each) and kswapd really
+              # run at once (MTTCG), racing faults, fork, mremap, exit
+              # against the rmap walks of reclaim
+              Group("stress", {"x86_64": 256}, 600.0, smp=2)]
+    tests = [torture_test(m, "torture", "pages=1024 N=4")
+             for m in TORTURE_MODE]
+    tests.append(torture_test("all", "torture",
+                              "pages=512 N=8 rounds=3 seed=7",
+                              name="torture-all-wide"))
+    # i386 with 1 GB: the anonymous pages come from highmem; no balloon
+    # (too slow under TCG), MADV_PAGEOUT alone walks the rmap
+    hm = torture_test("all", "highmem", "pages=1024 N=4 pressure=0",
+                      name="torture-highmem", pressure=False)
+    tests.append(Test(hm.name, hm.kind, hm.group, hm.command,
+                      "every scenario with the pages in highmem (i386, "
+                      "1 GB guest, MADV_PAGEOUT only)", arches=("i386",),
+                      expect=hm.expect, swap=True))
+    tests += [selftest(n, "selftests") for n in SELFTESTS]
+    tests += [stress_test(n, "stress", 5 if n != "swap-pressure" else 10)
+              for n in STRESSORS]
+    return groups, tests
+
+
+def catalogue(quick: bool) -> tuple[list[Group], list[Test]]:
+    """The boots and the tests of the quick or the full suite."""
+    return quick_catalogue() if quick else full_catalogue()

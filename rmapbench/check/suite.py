@@ -1,0 +1,173 @@
+"""Running the suite: every group's boot on every kernel, through the
+executor (a run into an existing directory resumes), then the table."""
+
+import json
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from .. import executor, guest, paths, qemu
+from ..errors import UserError
+from ..progress import fmt_seconds
+from .boot_checks import IDLE_SLAB_TOLERANCE
+from .boots import CHECK_APPEND, boot_of, files_and_skips, make_plan
+from .catalogue import Group, Test, catalogue
+from .judges import judge_boot
+from .render import markdown, order, plain_table, verdict_mismatches
+from .verdict import FAIL, PASS, SKIP, Verdict, kernel_name
+
+
+@dataclass(frozen=True)
+class Unit:
+    """The tests of a group that share a boot: those of one vCPU count
+    (a group's tests may ask for other counts than the group's)."""
+    group: Group
+    smp: int
+
+    @property
+    def name(self) -> str:
+        g = self.group
+        return g.name if self.smp == g.smp else f"{g.name}@{self.smp}cpu"
+
+    def tests(self, tests: list[Test], arch: str) -> list[Test]:
+        return [t for t in tests if t.group == self.group.name
+                and arch in t.arches and (t.vcpus or self.group.smp)
+                == self.smp]
+
+
+def units(groups: list[Group], tests: list[Test]) -> list[Unit]:
+    out = []
+    for g in groups:
+        counts = dict.fromkeys(t.vcpus or g.smp for t in tests
+                               if t.group == g.name)
+        out += [Unit(g, n) for n in counts]
+    return out
+
+
+@dataclass(frozen=True)
+class SuiteJob:
+    job: executor.Job
+    unit: Unit
+    tests: list[Test]
+    skipped: dict[str, str]
+
+
+def suite_job(stack: str, arch: str, unit: Unit, tests: list[Test]
+              ) -> SuiteJob:
+    mine = unit.tests(tests, arch)
+    files, skipped = files_and_skips(mine, arch)
+    runs = [t for t in mine if t.name not in skipped]
+    boot = boot_of(stack, arch, unit.group, unit.smp,
+                   make_plan(unit.name, runs), files)
+    key = f"{stack}-{arch}-{unit.name}"
+    label = f"{stack} {arch} {unit.name}: {len(mine)} tests"
+    return SuiteJob(executor.Job(key, label, boot), unit, mine, skipped)
+
+
+def judge(sj: SuiteJob, run: guest.GuestRun) -> dict:
+    kernel = kernel_name(run.stack, run.arch)
+    verdicts = [Verdict(t.name, kernel, SKIP, sj.skipped[t.name])
+                for t in sj.tests if t.name in sj.skipped]
+    runs = [t for t in sj.tests if t.name not in sj.skipped]
+    verdicts += judge_boot(run, make_plan(sj.unit.name, runs), runs, kernel)
+    mem = run.console.meminfo_kb()
+    info = {"kernel": kernel, "group": sj.unit.name, "log": str(run.boot.log),
+            "mem_total_kb": mem.get("MemTotal"),
+            "high_total_kb": mem.get("HighTotal", 0),
+            "seconds": round(run.boot.seconds, 1),
+            "scheme": run.console.section_pairs("rmapbench").get(
+                "scheme", "unknown"),
+            "mem_mb": sj.job.boot.mem_mb, "smp": sj.unit.smp,
+            "failure": run.failure}
+    return {"verdicts": [v.to_dict() for v in verdicts], "info": info}
+
+
+def say(result: dict) -> None:
+    v = [Verdict(**d) for d in result["verdicts"]]
+    info = result["info"]
+    bad = [x for x in v if x.verdict == FAIL]
+    print(f"  {info['kernel'].replace('/', ' ')} {info['group']}: "
+          f"{sum(x.verdict == PASS for x in v)} pass, {len(bad)} fail, "
+          f"{sum(x.verdict == SKIP for x in v)} skip "
+          f"({info['seconds']:.0f}s)", flush=True)
+    for x in bad:
+        print(f"    FAIL {x.test}: {x.reason}", flush=True)
+
+
+def require_kernels(stacks: list[str], arches: list[str]) -> None:
+    for stack in stacks:
+        for arch in arches:
+            if not paths.kernel_image(stack, arch).exists():
+                raise UserError(f"no {stack} kernel for {arch}: run "
+                                f"'harness.py build --stack {stack} "
+                                f"--arch {arch}' (or 'make kernels')")
+
+
+def default_out_dir() -> Path:
+    return paths.RESULTS / (f"check-{time.strftime('%Y%m%d-%H%M%S')}"
+                            f"{paths.variant_suffix()}")
+
+
+def run_check(stacks: list[str], arches: list[str], accel: str, quick: bool,
+              out_dir: Path) -> int:
+    """Run the quick or full suite on every stack x arch; write
+    check.md and check.json into out_dir and print the table.
+    0: no test failed and anonmm's verdicts equal anon_vma's; else 1."""
+    require_kernels(stacks, arches)
+    accel = guest.choose_accel(accel)
+    groups, tests = catalogue(quick)
+    all_units = units(groups, tests)
+    jobs = [suite_job(s, a, u, tests) for s in stacks for a in arches
+            for u in all_units
+            if a in u.group.mem_mb and u.tests(tests, a)]
+    by_key = {sj.job.key: sj for sj in jobs}
+    start = time.monotonic()
+    results = executor.execute(
+        [sj.job for sj in jobs], out_dir, accel,
+        lambda job, run: judge(by_key[job.key], run),
+        lambda job, result: say(result), what="check")
+    verdicts = [Verdict(**d) for r in results for d in r["verdicts"]]
+    boots = [r["info"] for r in results]
+    meta = metadata(quick, accel, boots, time.monotonic() - start)
+    rows = order(tests, [u.name for u in all_units])
+    return write_outputs(out_dir, stacks, arches, tests, rows, verdicts,
+                         meta)
+
+
+def metadata(quick: bool, accel: str, boots: list[dict],
+             seconds: float) -> dict:
+    schemes: dict[str, str] = {}
+    for b in boots:
+        schemes.setdefault(b["kernel"], b["scheme"])
+    return {"suite": "quick" if quick else "full", "accel": accel,
+            "variant": paths.variant() or "none",
+            "date": time.strftime("%Y-%m-%d %H:%M:%S"),
+            "seconds": round(seconds, 1),
+            "boots": len(boots), "boot_info": boots, "schemes": schemes,
+            "qemu": qemu.qemu_version(), "slub_debug": CHECK_APPEND,
+            "idle_slab_tolerance_objs": IDLE_SLAB_TOLERANCE}
+
+
+def write_outputs(out_dir: Path, stacks: list[str], arches: list[str],
+                  tests: list[Test], rows: list[str],
+                  verdicts: list[Verdict], meta: dict) -> int:
+    kernels = [kernel_name(s, a) for s in stacks for a in arches]
+    mismatches = verdict_mismatches(verdicts, stacks, arches)
+    failed = [v for v in verdicts if v.verdict == FAIL]
+    (out_dir / "check.md").write_text(markdown(verdicts, kernels, rows,
+                                               meta, mismatches))
+    (out_dir / "check.json").write_text(json.dumps({
+        **meta, "kernels": kernels, "tests": rows,
+        "verdicts": [v.to_dict() for v in verdicts],
+        "mismatches": mismatches,
+        "tests_info": [{"name": t.name, "kind": t.kind, "group": t.group,
+                        "command": t.command, "what": t.what,
+                        "arches": list(t.arches)} for t in tests]},
+        indent=1) + "\n")
+    print(plain_table(verdicts, kernels, rows))
+    for m in mismatches:
+        print(f"verdicts differ: {m}")
+    print(f"{len(failed)} failed, {len(mismatches)} differing between the "
+          f"stacks, in {fmt_seconds(meta['seconds'])}; "
+          f"table: {out_dir / 'check.md'}", flush=True)
+    return 1 if failed or mismatches else 0

@@ -1,0 +1,61 @@
+"""Running boots with resume: the one executor of run, check and smoke.
+
+A Job is one guest boot with a stable key.  execute() boots every job
+whose result is not yet in the store (results/<run>/boots/<key>.json,
+its console in logs/<key>.log), turns each finished boot into a result
+with the caller's judge, stores it atomically and says one line about
+it.  An interrupted run keeps what it finished; the same command again
+runs only the rest.  Several boots at a time (workers) share the host.
+"""
+
+import json
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+
+from . import guest, store
+from .progress import Progress
+
+
+@dataclass(frozen=True)
+class Job:
+    key: str                 # file-name safe, unique within the run
+    label: str               # what the progress line says
+    boot: guest.Boot
+
+
+Judge = Callable[[Job, guest.GuestRun], dict]
+Say = Callable[[Job, dict], None]
+
+
+def execute(jobs: list[Job], rdir: Path, accel: str, judge: Judge,
+            say: Say, workers: int = 1, what: str = "boot") -> list[dict]:
+    """The result of every job, in order: stored ones as they were,
+    the others booted now (workers at a time) and stored."""
+    todo = [j for j in jobs if not store.boot_done(rdir, j.key)]
+    if len(todo) < len(jobs):
+        print(f"resuming {rdir.name}: {len(jobs) - len(todo)} of "
+              f"{len(jobs)} {what}s already finished", flush=True)
+    progress = Progress(len(todo), what)
+
+    def one(job: Job) -> dict:
+        progress.note(f"{job.label} ({accel})")
+        run = guest.run(job.boot, store.log_file(rdir, job.key), accel)
+        judged = judge(job, run)     # may find a failure in the results
+        result = {"key": job.key, "seconds": round(run.boot.seconds, 2),
+                  "failure": run.failure, "command": run.boot.command,
+                  "timed_out": run.boot.timed_out,
+                  "qemu_rc": run.boot.qemu_rc, **judged}
+        store.save_boot(rdir, job.key, result)
+        progress.step_done()
+        say(job, result)
+        return result
+
+    with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
+        done = {r["key"]: r for r in pool.map(one, todo)}
+    return [done.get(j.key) or stored(rdir, j.key) for j in jobs]
+
+
+def stored(rdir: Path, key: str) -> dict:
+    return json.loads(store.boot_file(rdir, key).read_text())

@@ -1,0 +1,156 @@
+"""Experiments and the boots they expand into.
+
+An experiment (declared by its workload's module) is one workload in one
+mode swept over parameter values, guest memory sizes and arches; each
+point of the sweep, on each stack and for each repetition, is one boot
+(a Case).  The default comparison is every workload's experiments.
+"""
+
+import hashlib
+import itertools
+import json
+from dataclasses import dataclass
+
+from . import plan as guestplan
+from . import programs, registry, workloads
+from .errors import UserError
+from .record import Config
+from .workloads import Experiment
+
+
+SWAP_MB = 1024
+
+
+@dataclass(frozen=True)
+class Case:
+    """One boot: an experiment point on one stack, one repetition."""
+    experiment: str
+    stack: str
+    arch: str
+    mem_mb: int
+    workload: str
+    mode: str
+    params: tuple[tuple[str, object], ...]
+    rep: int
+    timeout_s: float
+    append: str = ""
+
+    def key(self) -> str:
+        """A file-name-safe, unique, stable name for this boot."""
+        params = "-".join(f"{k}{v}" for k, v in self.params)
+        return (f"{self.experiment}_{self.stack}_{self.arch}_m{self.mem_mb}"
+                f"_{params or 'default'}_r{self.rep}").replace("/", "_")
+
+    @property
+    def config(self) -> Config:
+        return Config(self.experiment, self.arch, self.mem_mb,
+                      self.workload, self.mode, self.params)
+
+    def plan(self) -> str:
+        """The guest plan: swap on, state before, the workload (sampled
+        if it asks to be), state after; or the workload's own steps."""
+        w = workloads.workload(self.workload)
+        if w.steps:
+            return guestplan.of(*w.steps(self))
+        args = {"mode": self.mode, **dict(self.params)}
+        sample = [guestplan.sample(w.sample_s)] if w.sample_s else []
+        return guestplan.of(guestplan.swapon(), guestplan.info(), *sample,
+                            guestplan.run(str(w.program), args),
+                            guestplan.info())
+
+    def extras(self) -> tuple[str, ...]:
+        """The image extras its boot needs."""
+        return workloads.workload(self.workload).extras
+
+
+def by_name(names: list[str]) -> list[Experiment]:
+    known = {e.name: e for e in workloads.experiments()}
+    missing = [n for n in names if n not in known]
+    if missing:
+        raise UserError(f"unknown experiment(s) {', '.join(missing)}: "
+                        f"choose from {', '.join(known)}")
+    return [known[n] for n in names]
+
+
+def points(exp: Experiment) -> list[tuple[tuple[str, object], ...]]:
+    """Every parameter combination of the sweep, fixed values added."""
+    keys = sorted(exp.sweep)
+    combos = itertools.product(*(exp.sweep[k] for k in keys))
+    return [tuple(sorted({**exp.fixed, **dict(zip(keys, c))}.items()))
+            for c in combos]
+
+
+def expand(experiments: list[Experiment], stacks: list[str],
+           arches: list[str], reps: int) -> list[Case]:
+    """All boots, repetition-major so an early stop still compares."""
+    cases = []
+    for rep in range(reps):
+        for exp in experiments:
+            for arch in (a for a in exp.arches if a in arches):
+                for mem in exp.mem_mb.get(arch, [registry.arch(arch).mem_mb]):
+                    for params in points(exp):
+                        for stack in stacks:
+                            cases.append(Case(
+                                exp.name, stack, arch, mem, exp.workload,
+                                exp.mode, params, rep, exp.timeout_s,
+                                exp.append))
+    return cases
+
+
+def parse_values(text: str) -> list[object]:
+    """'1,4,16' -> [1, 4, 16]; 'split,gap' -> ['split', 'gap']."""
+    values = [v.strip() for v in text.split(",")]
+    if not values or any(not v for v in values):
+        raise UserError(f"malformed value list '{text}': use e.g. 1,4,16")
+    return [int(v) if v.lstrip("-").isdigit() else v for v in values]
+
+
+def parse_params(specs: list[str]) -> dict[str, list[object]]:
+    """['N=1,4,16', 'mb=256'] -> {'N': [1, 4, 16], 'mb': [256]}."""
+    sweep = {}
+    for spec in specs:
+        key, sep, values = spec.partition("=")
+        if not sep or not key.strip():
+            raise UserError(f"malformed parameter '{spec}': use KEY=V1,V2")
+        sweep[key.strip()] = parse_values(values)
+    return sweep
+
+
+def custom(workload: str, mode: str | None, params: list[str],
+           mem: str | None, arches: list[str],
+           timeout_s: float, append: str = "") -> Experiment:
+    """An experiment from the command line (harness.py run)."""
+    w = workloads.workload(workload)
+    modes = w.mode_names()
+    mode = mode or modes[0]
+    if mode not in modes:
+        raise UserError(f"workload {workload} has no mode '{mode}': choose "
+                        f"one of {', '.join(modes)}")
+    for extra in w.extras:     # only where its image extras can be packed
+        arches = [a for a in arches if a in registry.arches_with(extra)]
+    sweep = parse_params(params)
+    if w.program:       # refused here, not by a guest after a boot
+        programs.check(w.program, workload, mode, sweep)
+    sizes = {a: parse_values(mem) for a in arches} if mem else {}
+    for arch, values in sizes.items():
+        if not all(isinstance(v, int) and v > 0 for v in values):
+            raise UserError(f"malformed memory sizes '{mem}': use MB "
+                            "numbers, e.g. 128,256")
+    return Experiment("custom", workload, mode, tuple(arches),
+                      sweep=sweep, mem_mb=sizes,
+                      timeout_s=timeout_s, append=append)
+
+
+# Experiment fields for the report only: not part of what a run is.
+PRESENTATION = ("text",)
+
+
+def describe(experiments: list[Experiment]) -> str:
+    """A stable text of the experiments, for hashing and metadata."""
+    return json.dumps([{k: v for k, v in e.__dict__.items()
+                        if k not in PRESENTATION} for e in experiments],
+                      sort_keys=True, default=list)
+
+
+def digest(experiments: list[Experiment]) -> str:
+    return hashlib.sha256(describe(experiments).encode()).hexdigest()[:12]

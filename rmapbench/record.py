@@ -1,0 +1,127 @@
+"""Records: one measurement (or one failed boot) of a run, and the
+identity of the configuration it measures, written once.
+
+A record is a JSON object (records.jsonl, docs/results-format.md); the
+Record type names its fields.  Config is what a record measures apart
+from the stack and the repetition (experiment, arch, memory, workload,
+mode, parameters): the runner's Case, the statistics' grouping, the
+report's failure counts and the plots' dimensions all use it.
+"""
+
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
+from typing import Any, TypedDict
+
+Params = tuple[tuple[str, Any], ...]
+# What a result line says of itself besides params and metrics
+LINE_IDENTITY = ("workload", "mode", "record", "scheme", "arch")
+# Parameters that tell repetitions apart, not configurations, in labels
+IGNORED_PARAMS = ("seed",)
+
+
+class Record(TypedDict, total=False):
+    run_id: str
+    experiment: str
+    stack: str              # the kernel booted
+    scheme: str             # what it said it runs ("unknown" if it died)
+    arch: str
+    mem_mb: int
+    workload: str
+    mode: str
+    record: str             # the kind of result line: summary, step, ...
+    params: dict            # as the experiment gave them: the identity
+    guest_params: dict      # every parameter as the workload ran it
+    rep: int
+    boot: str               # the boot key (boots/<key>.json, logs/<key>.log)
+    accel: str
+    failed: bool
+    failure: str            # failed records: why, one line
+    excerpt: str            # failed records: the console around it
+    metrics: dict           # name (unit in the name) -> number
+    samples: list           # sampled boots: RMB-SAMPLE lines, on the last
+
+
+@dataclass(frozen=True)
+class Config:
+    """One configuration: everything but the stack and the repetition."""
+    experiment: str
+    arch: str
+    mem_mb: int
+    workload: str
+    mode: str
+    params: Params
+
+    @classmethod
+    def of(cls, rec: dict) -> "Config":
+        return cls(**config_fields(rec))
+
+    def fields(self) -> dict:
+        """The record fields of the identity (params as a dict)."""
+        return {**asdict(self), "params": dict(self.params)}
+
+    def dims(self) -> dict[str, Any]:
+        """What tells configurations apart in a figure: arch, memory,
+        parameters."""
+        out: dict[str, Any] = {"arch": self.arch, "mem": f"{self.mem_mb}MB"}
+        out.update({k: v for k, v in self.params
+                    if k not in IGNORED_PARAMS})
+        return out
+
+
+def config_fields(rec: dict) -> dict:
+    """The identity of rec, normalised (params sorted, mem_mb an int)."""
+    return {"experiment": str(rec.get("experiment", "")),
+            "arch": str(rec.get("arch", "")),
+            "mem_mb": int(rec.get("mem_mb") or 0),
+            "workload": str(rec.get("workload", "")),
+            "mode": str(rec.get("mode", "")),
+            "params": tuple(sorted((rec.get("params") or {}).items()))}
+
+
+def is_failed(rec: dict) -> bool:
+    return bool(rec.get("failed"))
+
+
+def numeric(fields: dict) -> dict:
+    return {k: v for k, v in fields.items()
+            if isinstance(v, (int, float)) and not isinstance(v, bool)}
+
+
+def split(result: dict, param_names: Callable[[], tuple[str, ...]]
+          ) -> tuple[dict, dict]:
+    """(parameters, numeric metrics) of a result line.  The library
+    writes them apart ("params", "metrics"); a line of an older run has
+    them flat and is split with the program's parameter names."""
+    if isinstance(result.get("metrics"), dict):
+        return dict(result.get("params") or {}), numeric(result["metrics"])
+    names = set(param_names()) - {"mode"}
+    params = {k: v for k, v in result.items() if k in names}
+    rest = {k: v for k, v in result.items()
+            if k not in names and k not in LINE_IDENTITY}
+    return params, numeric(rest)
+
+
+def flat(result: dict) -> dict:
+    """A result line's identity, parameters and metrics in one dict (for
+    judges that look fields up by name)."""
+    if not isinstance(result.get("metrics"), dict):
+        return result
+    return {**{k: result[k] for k in LINE_IDENTITY if k in result},
+            **(result.get("params") or {}), **result["metrics"]}
+
+
+def measured(base: dict, result: dict, guest_params: dict,
+             metrics: dict) -> dict:
+    """The record of one result line of a boot (base: the boot's
+    identity, see runner.base_record)."""
+    rec = {**base, "scheme": result.get("scheme", "unknown"),
+           "record": result.get("record", "summary"), "failed": False,
+           "metrics": metrics}
+    if guest_params:
+        rec["guest_params"] = guest_params
+    return rec
+
+
+def failed(base: dict, scheme: str, failure: str, excerpt: str) -> dict:
+    return {**base, "scheme": scheme, "record": "summary", "failed": True,
+            "failure": failure, "excerpt": excerpt, "metrics": {}}

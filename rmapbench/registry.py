@@ -1,0 +1,169 @@
+"""Stacks, arches and debug variants: all the harness knows of each.
+
+One registry in the manner of virtme-ng's architectures.py: a Stack or
+an Arch says everything about itself, and every module looks it up here
+instead of keeping its own table.  Adding a stack (a kernels/<name>/
+series) or an arch is one entry below, plus its kernel config.
+"""
+
+from dataclasses import dataclass
+from typing import Any
+
+from .errors import UserError
+
+# An expectation of the correctness suite on a torture summary line:
+# (metric, operator, value), e.g. ("mremap_anon_copy_pages", "==", 0).
+Expect = tuple[str, str, int]
+
+
+@dataclass(frozen=True)
+class SchemeRule:
+    """What the suite expects of a scheme in torture runs of one mode
+    ("*": every mode) and one pressure setting (None: either)."""
+    mode: str
+    pressure: int | None
+    expect: tuple[Expect, ...]
+
+
+@dataclass(frozen=True)
+class Stack:
+    name: str                 # kernels/<name>/series, trees/<name>
+    scheme: str               # what /proc/rmapbench says when it runs
+    scheme_symbol: str        # the Kconfig symbol that selects the scheme
+    cache: str                # the slab cache only this scheme has
+    colour: str               # its colour in every figure
+    rules: tuple[SchemeRule, ...] = ()   # the suite's expectations
+
+
+@dataclass(frozen=True)
+class Arch:
+    name: str                 # ARCH= of the kernel and of bench/
+    qemu: str                 # the QEMU binary
+    deb_arch: str             # Debian's name (busybox-static:<deb_arch>)
+    mem_mb: int               # a measured guest's memory by default
+    smoke_mem_mb: int         # the smoke boot's memory
+    mflag: str                # gcc's flag for its user space
+    marker: str               # its marker in figures
+    highmem: bool = False     # LowTotal/LowFree exist in /proc/meminfo
+    image: str = "arch/x86/boot/bzImage"   # the kernel, in the O= dir
+    target: str = "bzImage"  # its make target
+    # Debian's dynamic tools packed with their libraries into its images
+    # (their i386 libraries are not installed on an amd64 host)
+    tools: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Variant:
+    """A debug build of both stacks: kernels/debug/<name>.config merged
+    last, its own cache; for the correctness suite only (timings of a
+    debug kernel mean nothing).  skip_rows: suite rows the variant
+    voids (a boot check whose premise its instrumentation breaks)."""
+    name: str
+    skip_rows: tuple[str, ...] = ()
+
+
+# anonmm copies shared pages it moves and re-points pages of exited mms
+# (orphans, made only under reclaim pressure); anon_vma never does either
+# (docs/interface.md).
+_COPIES = ("mremap_anon_copy_pages", ">", 0)
+_ORPHANS = ("anon_rmap_orphan_pages", ">", 0)
+
+STACKS: tuple[Stack, ...] = (
+    Stack("anon_vma", "anon_vma", "CONFIG_ANON_VMA", "anon_vma", "#0072B2",
+          rules=(SchemeRule("*", None, (
+              ("mremap_anon_copy_pages", "==", 0),
+              ("anon_rmap_orphan_pages", "==", 0),
+              ("anon_swapin_copy_pages", "==", 0))),)),
+    Stack("anonmm", "anonmm", "CONFIG_ANONMM", "anonmm", "#D55E00",
+          rules=(SchemeRule("mremap", None, (_COPIES,)),
+                 SchemeRule("all", None, (_COPIES,)),
+                 SchemeRule("exit", 1, (_ORPHANS,)),
+                 SchemeRule("all", 1, (_ORPHANS,)))),
+)
+# The ratio of every comparison is NEW / BASE.
+BASE, NEW = STACKS[0].name, STACKS[1].name
+OTHER_COLOUR = "#777777"
+
+ARCHES: tuple[Arch, ...] = (
+    # i386 gets highmem so that LowTotal/LowFree mean something
+    Arch("i386", "qemu-system-i386", "i386", mem_mb=1024, smoke_mem_mb=1024,
+         mflag="-m32", marker="o", highmem=True),
+    Arch("x86_64", "qemu-system-x86_64", "amd64", mem_mb=512,
+         smoke_mem_mb=256, mflag="-m64", marker="s",
+         tools=("fio", "stress-ng")),
+)
+
+# Variants with rules beyond "merge the fragment"; any other
+# kernels/debug/<name>.config is a plain Variant(name).
+VARIANTS: tuple[Variant, ...] = ()
+
+
+def stack_names() -> tuple[str, ...]:
+    return tuple(s.name for s in STACKS)
+
+
+def arch_names() -> tuple[str, ...]:
+    return tuple(a.name for a in ARCHES)
+
+
+def _named(kind: str, entries: tuple, name: str) -> Any:
+    """The entry called name, or a UserError naming the known ones."""
+    for entry in entries:
+        if entry.name == name:
+            return entry
+    raise UserError(f"unknown {kind} '{name}': choose one of "
+                    f"{', '.join(e.name for e in entries)}")
+
+
+def stack(name: str) -> Stack:
+    return _named("stack", STACKS, name)
+
+
+def arch(name: str) -> Arch:
+    return _named("arch", ARCHES, name)
+
+
+def by_scheme(scheme: str) -> Stack | None:
+    """The stack whose scheme a kernel reported, if any."""
+    return next((s for s in STACKS if s.scheme == scheme), None)
+
+
+def scheme_symbols() -> tuple[str, ...]:
+    """The Kconfig symbols allowed to differ between the stacks."""
+    return tuple(s.scheme_symbol for s in STACKS)
+
+
+def colour(stack_name: str) -> str:
+    s = next((s for s in STACKS if s.name == stack_name), None)
+    return s.colour if s else OTHER_COLOUR
+
+
+def stack_order(stack_name: str) -> int:
+    """Position of a stack in tables and legends (unknown ones last)."""
+    names = stack_names()
+    return names.index(stack_name) if stack_name in names else 99
+
+
+def marker(arch_name: str) -> str:
+    a = next((a for a in ARCHES if a.name == arch_name), None)
+    return a.marker if a else "o"
+
+
+def arches_with(tool: str) -> tuple[str, ...]:
+    """The arches whose images can pack tool (fio, stress-ng)."""
+    return tuple(a.name for a in ARCHES if tool in a.tools)
+
+
+def variant_named(name: str) -> Variant:
+    return next((v for v in VARIANTS if v.name == name), Variant(name))
+
+
+def expectations(scheme: str, mode: str, pressure: int | None
+                 ) -> list[Expect]:
+    """What the suite expects of scheme's torture summary of mode."""
+    s = by_scheme(scheme)
+    out: list[Expect] = []
+    for rule in s.rules if s else ():
+        if rule.mode in ("*", mode) and rule.pressure in (None, pressure):
+            out += rule.expect
+    return out

@@ -1,0 +1,74 @@
+"""Records rebuilt from a run's stored consoles (harness.py reparse RUN).
+
+Every finished boot keeps its raw console (logs/<key>.log): parsing it
+again with today's parser and today's workload modules gives the records
+a fix would have given, without booting anything, as mmtests parses its
+logs at compare time.  The boot's identity comes from its stored
+records; records.jsonl is saved as records.jsonl.before-reparse first.
+"""
+
+import shutil
+from pathlib import Path
+
+from . import console, guest, qemu, runner, store
+from .errors import UserError
+from .experiments import Case
+
+
+def case_of(boot: dict) -> Case:
+    """The case a stored boot ran, from the identity of its records."""
+    if not boot.get("records"):
+        raise UserError(f"boot {boot.get('key')} has no records: its "
+                        "identity is unknown (delete it to run it again)")
+    rec = boot["records"][0]
+    case = Case(rec["experiment"], rec["stack"], rec["arch"],
+                int(rec["mem_mb"]), rec["workload"], rec["mode"],
+                tuple(sorted((rec.get("params") or {}).items())),
+                int(rec["rep"]), 0.0)
+    if case.key() != boot["key"]:
+        raise UserError(f"boot {boot['key']}: its records describe boot "
+                        f"{case.key()}; the run is inconsistent")
+    return case
+
+
+def boot_result(boot: dict, log: Path) -> qemu.BootResult:
+    """What QEMU did, as stored (runs before the executor kept timed_out
+    and qemu_rc: told by the failure text)."""
+    failure = boot.get("failure") or ""
+    timed_out = boot.get("timed_out", failure.startswith("timed out"))
+    return qemu.BootResult(log, float(boot.get("seconds") or 0), timed_out,
+                           boot.get("qemu_rc", None if timed_out else 0),
+                           list(boot.get("command") or []))
+
+
+def reparse_boot(rdir: Path, boot: dict) -> dict:
+    case = case_of(boot)
+    first = boot["records"][0]
+    log = store.log_file(rdir, boot["key"])
+    if not log.exists():
+        raise UserError(f"{log} is missing: the records of boot "
+                        f"{boot['key']} cannot be rebuilt")
+    result = boot_result(boot, log)
+    con = console.parse(log.read_text(errors="replace"))
+    run = guest.GuestRun(case.stack, case.arch, result, con,
+                         guest.verdict(result, con))
+    records = runner.records_of(case, run, first.get("run_id", rdir.name),
+                                first.get("accel", "tcg"))
+    return {**boot, "records": records, "failure": run.failure}
+
+
+def reparse(rdir: Path) -> tuple[int, int]:
+    """Rebuild every boot's records of run rdir; (boots, records)."""
+    boots = store.load_boots(rdir)
+    if not boots:
+        raise UserError(f"no finished boots in {rdir}: nothing to reparse")
+    old = rdir / "records.jsonl"
+    if old.exists():
+        shutil.copy2(old, rdir / "records.jsonl.before-reparse")
+    count = 0
+    for boot in boots:
+        new = reparse_boot(rdir, boot)
+        store.save_boot(rdir, boot["key"], new)
+        count += len(new["records"])
+    store.write_records(rdir)
+    return len(boots), count

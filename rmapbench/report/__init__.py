@@ -1,0 +1,48 @@
+"""The comparison report: results/<run-id>/report.md from records.
+
+Sections: warnings (TCG, an anonmm stack that does not run anonmm), the
+environment, the config diff, a summary table, a verdict per workload,
+the workloads' own sections (the memory-size recommendation of swap), one
+section per experiment (every configuration, then its plots) and the
+failures.  A failed boot is named as failed, with its excerpt, and never
+shown as a number.  One module per part: facts, compare, experiments,
+failures; tables.py formats the cells.
+"""
+
+import os
+from pathlib import Path
+
+from .. import stats, workloads
+from . import compare, experiments, facts, failures
+
+
+def write_report(run_dir: Path, records: list[dict], metadata: dict,
+                 plot_files: list[Path]) -> Path:
+    """Write run_dir/report.md (atomically) and return its path."""
+    run_dir.mkdir(parents=True, exist_ok=True)
+    path = run_dir / "report.md"
+    tmp = path.with_suffix(".md.tmp")
+    tmp.write_text(render(run_dir, records, metadata, plot_files))
+    os.replace(tmp, path)
+    return path
+
+
+def render(run_dir: Path, records: list[dict], metadata: dict,
+           plot_files: list[Path]) -> str:
+    analysis = stats.analyse(records)
+    failed = [r for r in records if stats.is_failed(r)]
+    accel = facts.tcg(metadata, records)
+    parts = [f"# rmapbench report: "
+             f"{facts.run_id(run_dir, records, metadata)}", ""]
+    parts += facts.warnings(records, accel)
+    parts += facts.environment(metadata, records)
+    parts += facts.config_diff(metadata)
+    parts += compare.summary_table(analysis, failed)
+    parts += compare.verdicts(records, analysis, accel)
+    for w in workloads.WORKLOADS.values():
+        for section in w.sections:
+            parts += section(records)
+    parts += experiments.experiments(run_dir, records, metadata, analysis,
+                                     plot_files)
+    parts += failures.failures(failed)
+    return "\n".join(parts).rstrip() + "\n"

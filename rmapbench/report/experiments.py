@@ -1,0 +1,100 @@
+"""The report's section per experiment: every configuration with every
+compared metric, then the experiment's figures."""
+
+import os
+from pathlib import Path
+
+from .. import metrics, plots, stats, workloads
+from ..record import Config
+from ..registry import BASE, NEW
+from ..tables import cell, mark_cell, params_text, ratio_cell, table
+from . import facts
+from .compare import RATIO, STACKS, Fails, config_text, failed_counts, \
+    key_of, metric_text
+
+
+def experiment_names(records: list[dict], metadata: dict) -> list[str]:
+    names = facts.metadata_experiments(metadata)
+    extra = sorted({str(r.get("experiment")) for r in records} - set(names))
+    return names + extra
+
+
+def config_rows(cs: stats.ConfigStats, fails: Fails
+                ) -> list[list[str]]:
+    rows = []
+    first = True
+    for name, c in cs.comparisons.items():
+        if c.base is None and c.new is None and not any(
+                fails.get(key_of(cs.key, s)) for s in STACKS):
+            continue
+        m = metrics.lookup(name, cs.key.workload, cs.key.mode)
+        what = f"{cs.key.workload}/{cs.key.mode}" if first else ""
+        conf = config_text(cs.key) if first else ""
+        first = False
+        rows.append([what, conf, metric_text(m),
+                     cell(c.base, fails.get(key_of(cs.key, BASE), 0)),
+                     cell(c.new, fails.get(key_of(cs.key, NEW), 0)),
+                     ratio_cell(c.ratio), mark_cell(c)])
+    return rows
+
+
+def failed_only_rows(experiment: str, analysis: list[stats.ConfigStats],
+                     failed: list[dict]) -> list[list[str]]:
+    """Configurations of which every boot of both stacks failed."""
+    seen = {c.key.config() for c in analysis}
+    rows, done = [], set()
+    for rec in failed:
+        k = Config.of(rec)
+        if rec.get("experiment") != experiment or k in seen or k in done:
+            continue
+        done.add(k)
+        n = {s: sum(r.get("stack") == s and Config.of(r) == k
+                    for r in failed) for s in STACKS}
+        rows.append([f"{rec.get('workload')}/{rec.get('mode')}",
+                     f"{rec.get('arch')} {rec.get('mem_mb')}MB "
+                     f"{params_text(rec.get('params'))}", "all",
+                     cell(None, n[BASE]), cell(None, n[NEW]), "—", ""])
+    return rows
+
+
+def plot_links(run_dir: Path, experiment: str, plot_files: list[Path],
+               shown: set[Path]) -> list[str]:
+    """Links to the figures of experiment not shown in an earlier
+    section (each figure appears once, where its first experiment is)."""
+    out = []
+    for f in plot_files:
+        if f.suffix == ".png" and f not in shown and \
+                experiment in plots.figure_experiments(f):
+            shown.add(f)
+            png = Path(os.path.relpath(f, run_dir)).as_posix()
+            svg = Path(os.path.relpath(f.with_suffix(".svg"),
+                                       run_dir)).as_posix()
+            out += [f"![{f.stem}]({png})", "", f"([SVG]({svg}))", ""]
+    return out
+
+
+def experiments(run_dir: Path, records: list[dict], metadata: dict,
+                analysis: list[stats.ConfigStats], plot_files: list[Path]
+                ) -> list[str]:
+    failed = [r for r in records if stats.is_failed(r)]
+    fails = failed_counts(failed)
+    out = ["## Experiments", ""]
+    shown: set[Path] = set()
+    for exp in experiment_names(records, metadata):
+        out += [f"### {exp}", ""]
+        text = workloads.experiment_text(exp)
+        if text:
+            out += [text + ".", ""]
+        mine = [c for c in analysis if c.key.experiment == exp]
+        nfail = sum(r.get("experiment") == exp for r in failed)
+        rows = [row for c in mine for row in config_rows(c, fails)]
+        rows += failed_only_rows(exp, analysis, failed)
+        if not rows:
+            out += ["Not measured.", ""]
+            continue
+        if nfail:
+            out += [f"{nfail} failed boot(s), listed under Failures.", ""]
+        out += table(["workload/mode", "configuration", "metric", BASE, NEW,
+                      RATIO, "mark"], rows)
+        out += [""] + plot_links(run_dir, exp, plot_files, shown)
+    return out

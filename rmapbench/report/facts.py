@@ -1,0 +1,176 @@
+"""The report's facts about a run: its id, warnings, environment and
+config diff, and the experiments it ran."""
+
+import json
+from pathlib import Path
+from typing import Any
+
+from .. import stats
+from ..registry import BASE, NEW
+from ..tables import table
+
+
+def run_id(run_dir: Path, records: list[dict], metadata: dict) -> str:
+    if metadata.get("run_id"):
+        return str(metadata["run_id"])
+    for rec in records:
+        if rec.get("run_id"):
+            return str(rec["run_id"])
+    return run_dir.name
+
+
+def tcg(metadata: dict, records: list[dict]) -> bool:
+    """Whether any boot ran under TCG (emulated timings)."""
+    seen = {str(metadata.get("accel", ""))}
+    seen |= {str(r.get("accel", "")) for r in records}
+    return "tcg" in seen
+
+
+def stack_schemes(records: list[dict]) -> dict[str, set[str]]:
+    """stack -> schemes its measured (not failed) records report."""
+    out: dict[str, set[str]] = {}
+    for rec in records:
+        if not stats.is_failed(rec):
+            out.setdefault(str(rec.get("stack")), set()).add(
+                str(rec.get("scheme")))
+    return out
+
+
+def anonmm_not_running(records: list[dict]) -> bool:
+    """Every measured record of the new stack says the base's scheme."""
+    return stack_schemes(records).get(NEW) == {BASE}
+
+
+NOT_PORTED = (f"**The {NEW} stack does not yet run {NEW}**: every record "
+              f"of stack {NEW} says scheme {BASE}, so both kernels run "
+              f"{BASE} and **no verdict about {NEW} is possible**.")
+
+
+def single_repetition(records: list[dict]) -> bool:
+    """No configuration of any stack has two measured repetitions."""
+    seen: dict[tuple, set] = {}
+    for rec in records:
+        if not stats.is_failed(rec):
+            key = (stats.config_key(rec), rec.get("stack"))
+            seen.setdefault(key, set()).add(rec.get("rep"))
+    return bool(seen) and all(len(reps) < 2 for reps in seen.values())
+
+
+def warnings(records: list[dict], accel_tcg: bool) -> list[str]:
+    out = []
+    if single_repetition(records):
+        out += ["> **WARNING: one repetition.** No configuration was "
+                "measured twice: there are no confidence intervals and no "
+                "significance tests, so no scheme can be said to win. Run "
+                "with --reps 3 or more.", ""]
+    if accel_tcg:
+        out += ["> **WARNING: TCG.** These guests ran under QEMU's TCG "
+                "emulation, not KVM: every timing (ns, per-second rates) is "
+                "emulated and says little about real hardware. Byte, object "
+                "and page counts are unaffected.", ""]
+    if anonmm_not_running(records):
+        out += [f"> **WARNING:** {NOT_PORTED}", ""]
+    for stack, schemes in sorted(stack_schemes(records).items()):
+        odd = sorted(schemes - {stack})
+        if odd and not (stack == NEW and schemes == {BASE}):
+            out += [f"> **WARNING:** records of stack {stack} report "
+                    f"scheme {', '.join(odd)}.", ""]
+    return out
+
+
+def flatten(value: Any, prefix: str = "") -> list[tuple[str, str]]:
+    """Nested dicts as ('a / b', value) pairs."""
+    if isinstance(value, dict):
+        out = []
+        for k, v in sorted(value.items()):
+            out += flatten(v, f"{prefix} / {k}" if prefix else str(k))
+        return out
+    if isinstance(value, (list, tuple)):
+        return [(prefix, ", ".join(str(v) for v in value))]
+    return [(prefix, str(value))]
+
+
+ENVIRONMENT = (("linux-source version", "linux_source_version"),
+               ("series digest", "series_digest"),
+               ("config sha256", "config_sha256"),
+               ("bench digest", "bench_digest"),
+               ("QEMU version", "qemu_version"), ("accel", "accel"),
+               ("host CPU", "host_cpu"), ("host kernel", "host_kernel"),
+               ("host cores", "host_cores"), ("date", "created"),
+               ("repetitions", "reps"), ("swap disk (MB)", "swap_mb"),
+               ("command", "command"))
+
+
+def environment(metadata: dict, records: list[dict]) -> list[str]:
+    rows = []
+    for label, key in ENVIRONMENT:
+        if key not in metadata:
+            rows.append([label, "unknown"])
+            continue
+        for sub, value in flatten(metadata[key]):
+            text = f"`{value}`" if key in ("series_digest", "config_sha256",
+                                           "bench_digest", "command") \
+                else value
+            if key == "accel" and value == "tcg":
+                text = "**tcg (emulated: timings are not real)**"
+            rows.append([f"{label} {sub}".strip(), text])
+    rows.append(["experiments",
+                 ", ".join(metadata_experiments(metadata)) or "unknown"])
+    accels = sorted({str(r.get("accel")) for r in records if r.get("accel")})
+    if accels:
+        rows.append(["accel of the boots", ", ".join(accels)])
+    rows.append(["records", f"{len(records)} "
+                 f"({sum(stats.is_failed(r) for r in records)} failed)"])
+    return ["## Environment", ""] + table(["what", "value"], rows) + [""]
+
+
+def config_diff(metadata: dict) -> list[str]:
+    out = ["## Config diff between the stacks", ""]
+    diff = metadata.get("config_diff")
+    if not isinstance(diff, dict) or not diff:
+        return out + ["Not recorded.", ""]
+    for arch, value in sorted(diff.items()):
+        lines, unfair = diff_lines(value)
+        if not lines:
+            out += [f"**{arch}**: the configurations are identical (not "
+                    f"even a scheme option differs).", ""]
+            continue
+        out.append(f"**{arch}**: {len(lines)} symbol(s) differ")
+        out += ["", "```"] + lines + ["```", ""]
+        if unfair:
+            out += [f"Beyond the scheme option: {', '.join(unfair)}: the "
+                    f"comparison is not fair on {arch}.", ""]
+    return out
+
+
+def diff_lines(value: Any) -> tuple[list[str], list[str]]:
+    """(lines, unfair symbols) of one arch's config_diff entry."""
+    if isinstance(value, dict):
+        return ([str(v) for v in value.get("lines", [])],
+                [str(v) for v in value.get("unfair", [])])
+    if isinstance(value, str):
+        return value.splitlines(), []
+    return [str(v) for v in value or []], []
+
+
+def metadata_experiments(metadata: dict) -> list[str]:
+    """The experiment names in metadata: a list of names, or the
+    catalogue's JSON description (a list of objects with a name)."""
+    value = metadata.get("experiments") or []
+    if isinstance(value, str):
+        try:
+            value = json.loads(value)
+        except ValueError:
+            value = [v.strip() for v in value.split(",") if v.strip()]
+    names = []
+    for item in value if isinstance(value, list) else []:
+        name = item.get("name") if isinstance(item, dict) else item
+        if name and str(name) not in names:
+            names.append(str(name))
+    return names
+
+
+def experiment_names(records: list[dict], metadata: dict) -> list[str]:
+    names = metadata_experiments(metadata)
+    extra = sorted({str(r.get("experiment")) for r in records} - set(names))
+    return names + extra

@@ -1,0 +1,59 @@
+"""The workload registry: every module of this package but base.py is
+one workload (base.py says what a module declares).  Adding a workload
+is bench/rmb-<name>.c, a module here and their tests; nothing else names
+it.
+"""
+
+import importlib
+import pkgutil
+
+from ..errors import UserError
+from .base import Experiment, Figure, Metric, Mode, Workload
+
+
+def discover() -> dict[str, Workload]:
+    """The WORKLOAD of every module here, by Workload.order: experiments
+    run, and the report's verdicts and summary rows follow, in it."""
+    found = [importlib.import_module(f"{__name__}.{m.name}").WORKLOAD
+             for m in pkgutil.iter_modules(__path__) if m.name != "base"]
+    return {w.name: w for w in sorted(found, key=lambda w: (w.order,
+                                                            w.name))}
+
+
+WORKLOADS: dict[str, Workload] = discover()
+
+__all__ = ["Experiment", "Figure", "Metric", "Mode", "Workload",
+           "WORKLOADS", "workload", "experiments", "figures", "mode"]
+
+
+def workload(name: str) -> Workload:
+    """The workload called name, or a UserError naming the known ones."""
+    if name not in WORKLOADS:
+        raise UserError(f"unknown workload '{name}': choose one of "
+                        f"{', '.join(WORKLOADS)}")
+    return WORKLOADS[name]
+
+
+def mode(workload_name: str, mode_name: str) -> Mode | None:
+    w = WORKLOADS.get(workload_name)
+    return w.mode(mode_name) if w else None
+
+
+def experiments() -> tuple[Experiment, ...]:
+    """The default comparison, in order."""
+    return tuple(e for w in WORKLOADS.values() for e in w.experiments)
+
+
+def figures() -> tuple[Figure, ...]:
+    return tuple(f for w in WORKLOADS.values() for f in w.figures)
+
+
+def experiment_text(name: str) -> str | None:
+    """The report's one line about an experiment (older names too)."""
+    for w in WORKLOADS.values():
+        for e in w.experiments:
+            if e.name == name:
+                return e.text
+        if name in w.old_texts:
+            return w.old_texts[name]
+    return None

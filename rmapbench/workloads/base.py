@@ -1,0 +1,113 @@
+"""What a workload module declares: its modes and metrics, experiments,
+figures, plan extras and how its result lines become records.
+
+A workload is one module of this package (vma.py, fork.py, ...) holding
+one Workload; workloads/__init__.py lists them.  Generic code (the
+experiment expansion, statistics, report and figures) reads these
+declarations and knows no workload by name.
+"""
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+LOWER = "lower_better"
+HIGHER = "higher_better"
+# A metric shown for context; neither scheme "wins" on it.
+NEUTRAL = "informational"
+
+
+@dataclass(frozen=True)
+class Metric:
+    """A compared metric.  deterministic: an exact count the kernel gives
+    (slab deltas, page tables, copied pages): equal repetitions are shown
+    as one exact value without a spread, not as a timing with noise."""
+    name: str            # the field of records' metrics
+    label: str           # for humans
+    unit: str            # as shown in tables and on axes
+    direction: str       # LOWER, HIGHER or NEUTRAL
+    deterministic: bool  # an exact count: equal reps carry no spread
+
+
+def metric(name: str, label: str, unit: str, direction: str = LOWER,
+           exact: bool = False) -> Metric:
+    return Metric(name, label, unit, direction, exact)
+
+
+@dataclass(frozen=True)
+class Mode:
+    """One mode of a workload: the record kind compared (summary, or one
+    line per generation...) and its metrics, the headline first.  main:
+    the experiments whose configurations stand for the mode in the
+    summary table and the verdicts (older names of them included)."""
+    name: str
+    metrics: tuple[Metric, ...]
+    record: str = "summary"
+    main: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Experiment:
+    """One workload in one mode swept over parameter values, guest
+    memory sizes and arches.  text and headline are for the report and
+    take no part in the run id (describe())."""
+    name: str
+    workload: str
+    mode: str
+    arches: tuple[str, ...]
+    sweep: dict = field(default_factory=dict)   # param -> list of values
+    fixed: dict = field(default_factory=dict)   # param -> value
+    mem_mb: dict = field(default_factory=dict)  # arch -> list of sizes
+    timeout_s: float = 300.0
+    append: str = ""                            # extra kernel arguments
+    text: str = ""                              # one line for the report
+
+
+Records = list[dict]
+Draw = Callable[[Records, Path], list[Path]]
+
+
+@dataclass(frozen=True)
+class Figure:
+    """A figure (stem.png and stem.svg) and the experiments whose records
+    it shows; an experiment name also stands for its variants ('mremap'
+    for 'mremap-shared').  draw returns the files written, [] (and a log
+    line) when its records are missing."""
+    stem: str
+    experiments: tuple[str, ...]
+    draw: Draw
+
+
+# (boot identity, console) -> records; see record.py
+RecordsOf = Callable[[dict, Any], Records]
+# records -> Markdown lines of a report section
+Section = Callable[[Records], list[str]]
+
+
+@dataclass(frozen=True)
+class Workload:
+    name: str
+    program: str | None                  # bench/<program>.c, None: no C
+    modes: tuple[Mode, ...]
+    experiments: tuple[Experiment, ...]
+    figures: tuple[Figure, ...] = ()
+    sample_s: int | None = None          # init's sampler interval
+    extras: tuple[str, ...] = ()         # image extras (extras.py)
+    # the plan lines that run it, from the case's mode and parameters;
+    # None: plan.run(program, mode=..., params...)
+    steps: Callable[[Any], list[str]] | None = None
+    # its records from a console; None: one per RMB-RESULT line
+    records: RecordsOf | None = None
+    # report sections of its own, after the verdicts
+    sections: tuple[Section, ...] = ()
+    # report texts of experiment names older runs used
+    old_texts: dict = field(default_factory=dict)
+    # its place among the workloads (runs, verdicts, summary rows)
+    order: int = 100
+
+    def mode(self, name: str) -> Mode | None:
+        return next((m for m in self.modes if m.name == name), None)
+
+    def mode_names(self) -> tuple[str, ...]:
+        return tuple(m.name for m in self.modes)

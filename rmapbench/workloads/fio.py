@@ -1,0 +1,42 @@
+"""fio: Debian's fio writing 4k blocks straight to the swap device, the
+ceiling of swap-out throughput on that device (drawn with swap's
+figures).  No program of ours: the image packs fio (the fio extra) and
+the plan runs it as a section whose JSON becomes one record.
+"""
+
+import json
+from typing import Any
+
+from .. import console, plan, record, registry
+from .base import HIGHER, Experiment, Mode, Workload, metric
+
+FIO_ARGS = ("--name=ceiling --filename=/dev/vda --rw=write --bs=4k "
+            "--direct=1 --ioengine=libaio --iodepth=32 --size=256M "
+            "--output-format=json")
+
+
+def steps(case: Any) -> list[str]:
+    return [plan.info(), plan.section("fio", f"fio {FIO_ARGS}")]
+
+
+def records(base: dict, con: console.Console) -> list[dict]:
+    """The fio JSON section as one record: write bandwidth and IOPS."""
+    scheme = con.section_pairs("rmapbench").get("scheme", "unknown")
+    text = "\n".join(con.sections.get("fio", []))
+    job = json.loads(text[text.index("{"):])["jobs"][0]["write"]
+    return [record.measured(base, {"scheme": scheme}, {}, {
+        "write_bw_kb_per_s": job["bw"], "write_iops_per_s": job["iops"]})]
+
+
+WORKLOAD = Workload(
+    "fio", None,
+    modes=(Mode("write4k", (
+        metric("write_bw_kb_per_s", "fio 4k write bandwidth", "kB/s",
+               HIGHER),), main=("swap-ceiling", "swap-mem")),),
+    experiments=(
+        Experiment("swap-ceiling", "fio", "write4k",
+                   registry.arches_with("fio"), mem_mb={"x86_64": [512]},
+                   text="fio 4k writes to the swap device: the swap-out "
+                        "ceiling"),),
+    extras=("fio",), steps=steps, records=records,
+    order=50)

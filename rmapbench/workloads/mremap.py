@@ -1,0 +1,93 @@
+"""mremap: move an R MB anon region back and forth, unshared, shared
+with K forked children, and partly swapped out: time per move, pages
+copied, memory consumed.  bench/rmb-mremap.c.
+"""
+
+from pathlib import Path
+
+from .. import figures as fg
+from .. import registry
+from .base import Experiment, Figure, Metric, Mode, Workload, metric
+
+ALL = registry.arch_names()
+
+
+def move_metrics() -> tuple[Metric, ...]:
+    return (metric("move_median_ns", "mremap move, median", "ns"),
+            metric("move_per_page_ns", "mremap time per page", "ns/page"),
+            metric("mremap_anon_copy_pages", "pages copied by mremap",
+                   "pages", exact=True),
+            metric("anon_swapin_copy_pages", "pages copied at swap-in",
+                   "pages"),
+            metric("memfree_consumed_kb", "memory consumed by the moves",
+                   "kB", exact=True))
+
+
+MREMAP_MODES = ("unshared", "shared", "swapped")
+
+
+def mremap_category(rec: dict, extra: list[str]) -> tuple[tuple, str]:
+    """(sort key, label) of a record: its mode and sharing, arch apart."""
+    mode = str(rec.get("mode"))
+    k, pct = fg.param("K")(rec), fg.param("swap_pct")(rec)
+    label = {"shared": f"shared\nK={k}",
+             "swapped": f"swapped\n{pct}%"}.get(mode, mode)
+    if extra:
+        label += "\n" + fg.dims_label(rec, extra)
+    order = MREMAP_MODES.index(mode) if mode in MREMAP_MODES else 9
+    return (order, k or 0, pct or 0, fg.dims_label(rec, extra)), label
+
+
+def plot_mremap(records: list[dict], out_dir: Path) -> list[Path]:
+    recs = fg.select(records, "mremap", "mremap")
+    if not recs:
+        return fg.skipped("mremap", "no records of experiment mremap")
+    plt = fg._pyplot()
+    archs = fg.arches(recs)
+    extra = fg.varying(recs, skip=("arch", "K", "swap_pct"))
+    fig, axes = plt.subplots(len(archs), 2, squeeze=False,
+                             figsize=(12, 4.5 * len(archs) + 0.6))
+    for arch, (ax1, ax2) in zip(archs, axes):
+        cells: dict[tuple, dict[str, list[dict]]] = {}
+        names = {}
+        for rec in (r for r in recs if r.get("arch") == arch):
+            key, label = mremap_category(rec, extra)
+            names[key] = label
+            cells.setdefault(key, {}).setdefault(rec.get("stack", ""),
+                                                 []).append(rec)
+        cells = dict(sorted(cells.items()))
+        labels = [names[k] for k in cells]
+        fg.draw_grouped(ax1, cells, labels, fg.metric("move_median_ns", 1e-3))
+        fg.finish(ax1, f"mremap move time, median ({arch})", "sharing",
+                  "time per move (µs)")
+        fg.draw_grouped(ax2, cells, labels,
+                        fg.metric("mremap_anon_copy_pages"))
+        fg.finish(ax2, f"pages copied by the moves ({arch})", "sharing",
+                  "anon pages copied (pages)")
+    fg.stack_legend(fig, fg.stack_labels(records))
+    fig.tight_layout(rect=(0, 0.05, 1, 1))
+    return fg.save(fig, out_dir, "mremap")
+
+
+WORKLOAD = Workload(
+    "mremap", "rmb-mremap",
+    # "mremap": the one experiment of all three modes in older runs
+    modes=tuple(Mode(m, move_metrics(), main=(f"mremap-{m}", "mremap"))
+                for m in MREMAP_MODES),
+    experiments=(
+        Experiment("mremap-unshared", "mremap", "unshared", ALL,
+                   fixed={"R_mb": 32, "moves": 10},
+                   text="moving an anon region mapped once"),
+        Experiment("mremap-shared", "mremap", "shared", ALL,
+                   sweep={"K": [1, 4, 16]}, fixed={"R_mb": 32, "moves": 10},
+                   text="moving an anon region shared with K forked "
+                        "children"),
+        Experiment("mremap-swapped", "mremap", "swapped", ALL,
+                   fixed={"R_mb": 32, "moves": 10},
+                   mem_mb={"i386": [256], "x86_64": [256]},
+                   text="moving an anon region partly swapped out")),
+    figures=(Figure("mremap", ("mremap", "mremap-unshared", "mremap-shared",
+                               "mremap-swapped"), plot_mremap),),
+    old_texts={"mremap": "moving an anon region: unshared, shared with K "
+                         "children, partly swapped"},
+    order=30)

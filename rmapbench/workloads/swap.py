@@ -1,0 +1,229 @@
+"""swap: a working set larger than guest RAM in a family of N processes
+(shared COW pages, private pages, pages of exited parents): pages swapped
+out per second, rmap work per page, faults (bench/rmb-swap.c); fio's
+write ceiling of the same swap device (fio.py) is drawn with it.  Its
+boots are sampled every second for the swap-out timeline, and the
+swap-mem sweep gives the report's memory-size recommendation.
+"""
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from .. import figures as fg
+from .. import stats
+from ..registry import BASE, NEW
+from ..tables import cell, fmt, params_text, table
+from .base import HIGHER, NEUTRAL, Experiment, Figure, Mode, Workload, metric
+
+PAGE_KB = 4          # fio's kB/s -> pages/s
+
+
+def fio_ceiling(records: list[dict]) -> dict[str, float]:
+    """arch -> fio's 4k write throughput in pages/s (mean of its runs)."""
+    out = {}
+    recs = [r for r in records if r.get("workload") == "fio"
+            and not stats.is_failed(r)]
+    for arch in fg.arches(recs):
+        s = fg.summary_of([r for r in recs if r.get("arch") == arch],
+                          fg.metric("write_bw_kb_per_s", 1 / PAGE_KB))
+        if s is not None:
+            out[arch] = s.mean
+    return out
+
+
+def plot_swap(records: list[dict], out_dir: Path, experiment: str,
+              x: Callable[[dict], Any], x_skip: str, xlabel: str,
+              title: str) -> list[Path]:
+    recs = fg.select(records, experiment, "swap")
+    if not recs:
+        return fg.skipped(experiment, f"no records of experiment {experiment}")
+    plt = fg._pyplot()
+    archs = fg.arches(recs)
+    fig, axes = plt.subplots(1, len(archs), squeeze=False,
+                             figsize=(6.5 * len(archs), 5))
+    ceiling = fio_ceiling(records)
+    labels = fg.stack_labels(records)
+    for arch, ax in zip(archs, axes[0]):
+        data = fg.series([r for r in recs if r.get("arch") == arch], x,
+                         fg.metric("swapout_per_s"), skip=(x_skip, "arch"))
+        fg.draw_series(ax, data, labels)
+        if arch in ceiling:
+            ax.axhline(ceiling[arch], color="black", linestyle="--",
+                       linewidth=1, label=f"fio 4k write ceiling "
+                       f"({ceiling[arch]:,.0f} pages/s)")
+        fg.log_x_if_wide(ax, data)
+        ax.set_ylim(bottom=0)
+        fg.finish(ax, f"{title} ({arch})", xlabel,
+                  "pages swapped out per second")
+    fig.tight_layout()
+    return fg.save(fig, out_dir, experiment)
+
+
+def plot_swap_mem(records: list[dict], out_dir: Path) -> list[Path]:
+    return plot_swap(records, out_dir, "swap-mem",
+                     lambda r: r.get("mem_mb"), "mem", "guest memory (MB)",
+                     "Swap-out throughput vs memory size")
+
+
+def plot_swap_family(records: list[dict], out_dir: Path) -> list[Path]:
+    return plot_swap(records, out_dir, "swap-family", fg.param("N"), "N",
+                     "processes in the family (N)",
+                     "Swap-out throughput vs family size")
+
+
+def timeline(samples: list[dict], name: str) -> tuple[list, list]:
+    """Seconds since the first sample, and name's growth since then."""
+    rows = [s for s in samples if "t_ms" in s and name in s]
+    if len(rows) < 2:
+        return [], []
+    t0, v0 = rows[0]["t_ms"], rows[0][name]
+    return ([(r["t_ms"] - t0) / 1000 for r in rows],
+            [r[name] - v0 for r in rows])
+
+
+def plot_swap_timeline(records: list[dict], out_dir: Path) -> list[Path]:
+    recs = [r for r in fg.select(records, "swap-mem", "swap")
+            if r.get("rep") == 0 and r.get("samples")]
+    if not recs:
+        return fg.skipped("swap-timeline", "no sampled swap-mem records")
+    plt = fg._pyplot()
+    labels = fg.stack_labels(records)
+    sizes = sorted({r["mem_mb"] for r in recs})
+    fig, axes = plt.subplots(1, len(sizes), figsize=(5 * len(sizes), 4.5),
+                             squeeze=False)
+    for ax, mem in zip(axes[0], sizes):
+        for rec in (r for r in recs if r["mem_mb"] == mem):
+            x, y = timeline(rec["samples"], "pswpout")
+            ax.plot(x, y, color=fg.colour(rec["stack"]),
+                    label=labels.get(rec["stack"], rec["stack"]))
+        fg.finish(ax, f"Pages swapped out over time ({mem} MB guest)",
+                  "time since the first sample (s)", "pswpout (pages)")
+    fig.tight_layout()
+    return fg.save(fig, out_dir, "swap-timeline")
+
+
+# --- the memory-size recommendation (a report section) --------------------
+
+def swap_groups(records: list[dict]) -> dict[tuple, dict[int, list[dict]]]:
+    """(arch, params text) -> mem_mb -> swap-mem records (failed too)."""
+    out: dict[tuple, dict[int, list[dict]]] = {}
+    for rec in records:
+        if rec.get("experiment") == "swap-mem" and \
+                rec.get("workload") == "swap":
+            key = (str(rec.get("arch")), params_text(
+                {k: v for k, v in (rec.get("params") or {}).items()
+                 if k != "seed"}))
+            out.setdefault(key, {}).setdefault(
+                int(rec.get("mem_mb") or 0), []).append(rec)
+    return out
+
+
+def pswpout(rec: dict) -> float | None:
+    m = rec.get("metrics") or {}
+    if "pswpout_pages" in m:
+        return m["pswpout_pages"]
+    if "fill_pswpout_pages" in m or "passes_pswpout_pages" in m:
+        return (m.get("fill_pswpout_pages") or 0) + \
+            (m.get("passes_pswpout_pages") or 0)
+    return None
+
+
+def no_swap_from(sizes: dict[int, list[dict]], stack: str) -> int | None:
+    """The smallest memory size at which no measured boot of stack
+    swapped out a page (pswpout_pages == 0)."""
+    for mem in sorted(sizes):
+        vals = [pswpout(r) for r in sizes[mem] if r.get("stack") == stack
+                and not stats.is_failed(r)]
+        vals = [v for v in vals if v is not None]
+        if vals and all(v == 0 for v in vals):
+            return mem
+    return None
+
+
+def swap_cell(recs: list[dict], stack: str) -> list[str]:
+    mine = [r for r in recs if r.get("stack") == stack]
+    ok = [r for r in mine if not stats.is_failed(r)]
+    nfail = len(mine) - len(ok)
+    s = stats.summarize(stats.metric_values(ok, "swapout_per_s"))
+    swapped = [v for v in (pswpout(r) for r in ok) if v is not None]
+    state = "—" if not swapped else (
+        "no swap" if all(v == 0 for v in swapped) else "swaps")
+    return [cell(s, nfail), state if ok else ""]
+
+
+def memory_recommendation(records: list[dict]) -> list[str]:
+    out = ["## Memory-size recommendation (swap-mem)", ""]
+    groups = swap_groups(records)
+    if not groups:
+        return out + ["Not measured.", ""]
+    for (arch, ptext), sizes in sorted(groups.items()):
+        out += [f"**{arch}**, swap {ptext}:", ""]
+        for stack in (BASE, NEW):
+            out.append("- " + recommend(stack, sizes))
+        rows = [[f"{mem} MB"] + swap_cell(sizes[mem], BASE) +
+                swap_cell(sizes[mem], NEW) for mem in sorted(sizes)]
+        out += [""] + table(["guest memory", f"{BASE} swap-out (pages/s)",
+                             BASE, f"{NEW} swap-out (pages/s)", NEW],
+                            rows) + [""]
+    return out
+
+
+def mean0(values: list[float]) -> float:
+    return sum(values) / len(values) if values else 0.0
+
+
+def recommend(stack: str, sizes: dict[int, list[dict]]) -> str:
+    measured = {mem: [r for r in recs if r.get("stack") == stack
+                      and not stats.is_failed(r)]
+                for mem, recs in sizes.items()}
+    measured = {m: rs for m, rs in measured.items() if rs}
+    if not measured:
+        return f"{stack}: not measured."
+    mem = no_swap_from(sizes, stack)
+    rates = {m: mean0(stats.metric_values(rs, "swapout_per_s"))
+             for m, rs in measured.items()}
+    best = max(rates, key=lambda m: rates[m])
+    rate = rates[best]
+    fastest = f"fastest swap-out at {best} MB ({fmt(rate)} pages/s)" \
+        if rate > 0 else "no size swapped out a page"
+    if mem is None:
+        return (f"{stack}: swaps at every size tried (up to "
+                f"{max(measured)} MB); {fastest}. Give it more memory to "
+                f"stop swapping.")
+    return (f"{stack}: no swap-out from {mem} MB: give at least {mem} MB "
+            f"to runs that must not swap, less to measure swap-out; "
+            f"{fastest}.")
+
+
+WORKLOAD = Workload(
+    "swap", "rmb-swap",
+    modes=(Mode("family", (
+        metric("swapout_per_s", "swap-out throughput", "pages/s", HIGHER),
+        metric("passes_ns", "time of the passes", "ns"),
+        metric("anon_rmap_visit_per_swapout_count",
+               "rmap visits per swapped page", "visits/page"),
+        metric("anon_rmap_pte_per_swapout_count",
+               "ptes examined per swapped page", "ptes/page"),
+        metric("members_majflt_count", "major faults of the members",
+               "faults"),
+        metric("anon_swapin_copy_pages", "pages copied at swap-in", "pages"),
+        metric("anon_rmap_orphan_pages", "orphan pages re-pointed", "pages",
+               NEUTRAL)), main=("swap-family",)),),
+    experiments=(
+        Experiment("swap-mem", "swap", "family", ("x86_64",),
+                   fixed={"N": 4, "mb": 256, "passes": 2},
+                   mem_mb={"x86_64": [160, 224, 384]}, timeout_s=900.0,
+                   text="a swapping family across guest memory sizes, with "
+                        "fio's swap-device ceiling"),
+        Experiment("swap-family", "swap", "family", ("x86_64",),
+                   sweep={"N": [1, 4, 16]}, fixed={"mb": 256, "passes": 2},
+                   mem_mb={"x86_64": [192]}, timeout_s=900.0,
+                   text="swap-out throughput as the family grows")),
+    figures=(
+        Figure("swap-mem", ("swap-mem", "swap-ceiling"), plot_swap_mem),
+        Figure("swap-family", ("swap-family",), plot_swap_family),
+        Figure("swap-timeline", ("swap-mem",), plot_swap_timeline)),
+    sample_s=1,
+    sections=(memory_recommendation,),
+    order=40)

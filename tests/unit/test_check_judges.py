@@ -1,0 +1,180 @@
+"""The correctness suite's judge on made-up consoles (no kernel): a
+kernel fault line or a data mismatch must turn into failures."""
+
+import json
+
+from rmapbench import check, console, guest, qemu
+
+
+def fake_run(tmp_path, plan, step_output, arch="x86_64", slabs=None,
+             rcs=None):
+    """A console in which step n printed step_output.get(n, []) and ended
+    with rcs.get(n, 0); slabinfo section name shows slabs.get(name, 9)
+    anon_vma objects."""
+    slabs, rcs = slabs or {}, rcs or {}
+    lines = ["[    0.000000] Linux version 6.1", "RMB-CMDLINE x"]
+    total = len(plan.lines)
+    for n, line in enumerate(plan.lines, 1):
+        lines.append(f"RMB-STEP {n}/{total} {line}")
+        if line.startswith("section rmapbench"):
+            lines += ["RMB-BEGIN rmapbench", "scheme anon_vma",
+                      "RMB-END rmapbench"]
+        if line.startswith("section slab-"):
+            name = line.split()[1]
+            lines += [f"RMB-BEGIN {name}",
+                      f"anon_vma {slabs.get(name, 9)} 36 112 36 1 : "
+                      "tunables 0 0 0",
+                      "anon_vma_chain 11 42 96 42 1 : tunables 0 0 0",
+                      f"RMB-END {name}"]
+        if line == check.SETTLE and n not in step_output:
+            lines.append("RMB-PROCS none waited=0s")
+        lines += step_output.get(n, [])
+        lines.append(f"RMB-STEP-END {n} rc={rcs.get(n, 0)} ms=10")
+    lines.append("RMB-DONE rc=0")
+    log = tmp_path / "console.log"
+    log.write_text("\n".join(lines) + "\n")
+    con = console.parse(log.read_text())
+    boot = qemu.BootResult(log, 1.0, False, 0, [])
+    return guest.GuestRun("anon_vma", arch, boot, con,
+                          guest.verdict(boot, con))
+
+
+def good_summary(mode):
+    fields = {"workload": "torture", "mode": mode, "record": "summary",
+              "pressure": 1, "verified_pages": 100,
+              "verify_mismatch_pages": 0, "pageout_candidate_pages": 10,
+              "pageout_missed_pages": 0, "pageout_unchecked_count": 0,
+              "pswpout_pages": 10, "anon_rmap_walk_count": 10,
+              "anon_rmap_pte_count": 10, "pressure_count": 1,
+              "pressure_pswpout_pages": 10, "pressure_swap_ptes_pages": 10,
+              "moves_count": 3, "execs_count": 1, "exec_blob_pages": 60,
+              "exec_stack_shift_kb": 100, "swapoff_count": 1,
+              "mremap_anon_copy_pages": 0, "anon_rmap_orphan_pages": 0,
+              "anon_swapin_copy_pages": 0}
+    return fields
+
+
+def judge(tmp_path, output_for, slabs=None, pageout_rc=0):
+    tests = [check.torture_test("cow", "g", "pages=64"),
+             check.torture_test("mremap", "g", "pages=64")]
+    plan = check.make_plan("g", tests)
+    step_output = {plan.main[t.name]: output_for(t) for t in tests}
+    pageout = plan.lines.index(check.PAGEOUT_INIT) + 1
+    step_output[pageout] = [result_line({
+        "workload": "pageout", "record": "summary", "advised_kb": 400,
+        "anon_rmap_walk_count": 100, "anon_rmap_orphan_pages": 3})]
+    run = fake_run(tmp_path, plan, step_output, slabs=slabs,
+                   rcs={pageout: pageout_rc})
+    return {v.test: v for v in check.judge_boot(run, plan, tests,
+                                                "anon_vma/x86_64")}
+
+
+IDENTITY = ("workload", "mode", "record", "scheme", "arch")
+PARAMS = ("pressure", "pages", "N", "rounds", "seed", "pid")
+
+
+def result_line(fields):
+    """A result line as the library writes it: identity, params and
+    metrics apart."""
+    line = {k: v for k, v in fields.items() if k in IDENTITY}
+    line["params"] = {k: v for k, v in fields.items() if k in PARAMS}
+    line["metrics"] = {k: v for k, v in fields.items()
+                       if k not in IDENTITY and k not in PARAMS}
+    return "RMB-RESULT " + json.dumps(line)
+
+
+def test_judge_passes_a_clean_console(tmp_path):
+    got = judge(tmp_path, lambda t: [result_line(good_summary(
+        t.name.split("-")[1]))])
+    assert {v.verdict for v in got.values()} == {check.PASS}, got
+
+
+def test_a_kernel_fault_fails_its_test_and_taints_the_rest(tmp_path):
+    def output(t):
+        out = [result_line(good_summary(t.name.split("-")[1]))]
+        if t.name == "torture-cow":
+            out.insert(0, "[   12.345678] BUG: Bad rss-counter state "
+                          "mm:00000000 type:MM_ANONPAGES val:1")
+        return out
+    got = judge(tmp_path, output)
+    assert got["torture-cow"].verdict == check.FAIL
+    assert "kernel fault" in got["torture-cow"].reason
+    assert got["torture-mremap"].verdict == check.FAIL
+    assert "after a kernel fault" in got["torture-mremap"].reason
+    assert got["g: no kernel fault"].verdict == check.FAIL
+
+
+def test_a_mismatch_or_a_missed_page_fails_the_test(tmp_path):
+    def output(t):
+        s = good_summary(t.name.split("-")[1])
+        if t.name == "torture-cow":
+            s["verify_mismatch_pages"] = 1
+        else:
+            s["pageout_missed_pages"] = 3
+        return [result_line(s)]
+    got = judge(tmp_path, output)
+    assert got["torture-cow"].verdict == check.FAIL
+    assert "verify_mismatch_pages" in got["torture-cow"].reason
+    assert got["torture-mremap"].verdict == check.FAIL
+    assert "pageout_missed_pages" in got["torture-mremap"].reason
+    assert got["g: no kernel fault"].verdict == check.PASS
+
+
+def test_anon_vma_must_not_copy_on_mremap(tmp_path):
+    def output(t):
+        s = good_summary(t.name.split("-")[1])
+        s["mremap_anon_copy_pages"] = 5
+        return [result_line(s)]
+    got = judge(tmp_path, output)
+    assert got["torture-mremap"].verdict == check.FAIL
+    assert "mremap_anon_copy_pages" in got["torture-mremap"].reason
+
+
+def clean(t):
+    return [result_line(good_summary(t.name.split("-")[1]))]
+
+
+def test_orphans_init_held_are_walked_before_the_count(tmp_path):
+    """Objects held at the end of the tests but freed by the walk of
+    init's pages pass; the details keep both counts and the orphans."""
+    got = judge(tmp_path, clean, slabs={"slab-held": 14})
+    got = got["g: slabs back to idle"]
+    assert got.verdict == check.PASS, got
+    assert got.details["held"]["anon_vma"] == 14
+    assert got.details["after"]["anon_vma"] == 9
+    assert got.details["init_pageout"]["anon_rmap_orphan_pages"] == 3
+
+
+def test_objects_left_after_the_walk_are_a_leak(tmp_path):
+    got = judge(tmp_path, clean, slabs={"slab-held": 14, "slab-after": 12})
+    v = got["g: slabs back to idle"]
+    assert v.verdict == check.FAIL and "anon_vma +3" in v.reason
+
+
+def test_a_process_left_alive_fails_the_slab_check(tmp_path):
+    tests = [check.torture_test("cow", "g", "pages=64")]
+    plan = check.make_plan("g", tests)
+    settle = plan.lines.index(check.SETTLE) + 1
+    out = {plan.main["torture-cow"]: clean(tests[0]),
+           settle: ["RMB-PROCS  77:rmb-torture waited=30s"]}
+    run = fake_run(tmp_path, plan, out, rcs={settle: 1})
+    got = {v.test: v for v in check.judge_boot(run, plan, tests, "k")}
+    v = got["g: slabs back to idle"]
+    assert v.verdict == check.FAIL and "77:rmb-torture" in v.reason, v
+
+
+def test_a_failed_pageout_of_init_fails_the_slab_check(tmp_path):
+    v = judge(tmp_path, clean, pageout_rc=1)["g: slabs back to idle"]
+    assert v.verdict == check.FAIL and "rmb-pageout" in v.reason
+
+
+def test_a_variant_voids_the_rows_it_names(tmp_path, monkeypatch):
+    from rmapbench import registry
+    monkeypatch.setenv("RMAPBENCH_VARIANT", "kasan")
+    monkeypatch.setattr(registry, "VARIANTS", (registry.Variant(
+        "kasan", skip_rows=("slabs back to idle",)),))
+    got = judge(tmp_path, clean, slabs={"slab-held": 14, "slab-after": 12})
+    v = got["g: slabs back to idle"]
+    assert v.verdict == check.SKIP and "void on the kasan variant" in \
+        v.reason and "anon_vma +3" in v.reason
+    assert got["g: no kernel fault"].verdict == check.PASS
