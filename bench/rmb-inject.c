@@ -388,6 +388,7 @@ int main(int argc, char **argv)
 {
 	static const char *const ops[] = { "mremap", "fork", "exec",
 					   "swapin" };
+	struct rmb_snap a, b, d;
 	struct tally t = { 0 };
 	struct rmb_json j;
 	int injectable;
@@ -400,6 +401,7 @@ int main(int argc, char **argv)
 	npages = (size_t)rmb_arg("pages");
 	seed = (uint64_t)rmb_arg("seed");
 	injectable = injection_setup();
+	rmb_snap_take(&a);
 	for (size_t i = 0; injectable && i < sizeof(ops) / sizeof(ops[0]);
 	     i++) {
 		if (!rmb_mode_is("all") && !rmb_mode_is(ops[i]))
@@ -411,6 +413,8 @@ int main(int argc, char **argv)
 		for (int kind = MV_ALONE; kind <= MV_SWAPPED; kind++)
 			sweep(&t, ops[i], kind, seed);
 	}
+	rmb_snap_take(&b);
+	rmb_snap_delta(&d, &a, &b);
 
 	rmb_result_begin(&j, "summary");
 	rmb_json_int(&j, "injectable_count", injectable);
@@ -419,6 +423,7 @@ int main(int argc, char **argv)
 	rmb_json_int(&j, "survived_injections_count", t.survived);
 	rmb_json_int(&j, "exhausted_sweeps_count", t.exhausted);
 	rmb_json_int(&j, "mismatch_pages", t.bad);
+	rmb_json_delta(&j, &d);
 	rmb_json_end(&j);
 	return t.bad ? RMB_EXIT_FAIL : 0;
 }

@@ -25,14 +25,14 @@ boot_checks (the rows every boot adds), render (the tables), suite
 """
 
 from .boot_checks import IDLE_SLAB_TOLERANCE
-from .boots import CHECK_APPEND, PAGEOUT_INIT, SETTLE, make_plan
+from .boots import CHECK_APPEND, IDLE, PAGEOUT_INIT, SETTLE, make_plan
 from .catalogue import Group, Test, catalogue, selftest, stress_test, \
     torture_test
 from .judges import judge_boot
 from .suite import default_out_dir, run_check
 from .verdict import FAIL, PASS, SKIP, Verdict
 
-__all__ = ["CHECK_APPEND", "FAIL", "Group", "IDLE_SLAB_TOLERANCE",
+__all__ = ["CHECK_APPEND", "FAIL", "Group", "IDLE", "IDLE_SLAB_TOLERANCE",
            "PAGEOUT_INIT", "PASS", "SETTLE", "SKIP", "Test", "Verdict",
            "catalogue", "default_out_dir", "judge_boot", "make_plan",
            "run_check", "selftest", "stress_test", "torture_test"]

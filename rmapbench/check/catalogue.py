@@ -38,9 +38,11 @@ SELFTEST_WRAP = {
                     [plan.sh("echo 0 >/proc/sys/vm/overcommit_memory")]),
 }
 
-# The image extra each kind of test needs (torture is a workload of the
-# base image).
-KIND_EXTRA = {"torture": None, "selftest": "selftests", "stress": "stress-ng"}
+# The image extra each kind of test needs (torture, race and inject are
+# programs of the base image, judged by their summary line).
+KIND_EXTRA = {"torture": None, "race": None, "inject": None,
+              "selftest": "selftests", "stress": "stress-ng"}
+SUMMARY_KINDS = ("torture", "race", "inject")
 
 
 @dataclass(frozen=True)
@@ -58,6 +60,9 @@ class Test:
     # vCPUs of its boot; None: the group's.  Tests of a group that ask
     # for other counts run in boots of their own.
     vcpus: int | None = None
+    # the debug variants it runs on (kernels/debug/<name>.config);
+    # empty: every kernel
+    variants: tuple[str, ...] = ()
 
     @property
     def extra(self) -> str | None:
@@ -129,6 +134,36 @@ def torture_test(mode: str, group: str, args: str, name: str | None = None,
                 expect=expect, swap=True)
 
 
+# rmb-race: every round must pass, on an SMP guest (the races need two
+# CPUs), and its pages must have gone out (else nothing was raced)
+RACE_EXPECT = (("rounds_count", ">", 0), ("failed_rounds_count", "==", 0),
+               ("checked_count", "==", 1), ("cpus_count", ">=", 2),
+               ("not_swapped_count", "==", 0))
+# rmb-inject: injection set up, operations done, no page wrong, and no
+# sweep cut off before the operation ran out of allocations to fail
+INJECT_EXPECT = (("injectable_count", "==", 1), ("operations_count", ">", 0),
+                 ("failed_calls_count", ">", 0), ("mismatch_pages", "==", 0),
+                 ("exhausted_sweeps_count", "==", 0))
+
+
+def race_test(mode: str, group: str, args: str, vcpus: int | None = None
+              ) -> Test:
+    suffix = f"-smp{vcpus}" if vcpus else ""
+    return Test(f"race-{mode}{suffix}", "race", group,
+                plan.run("rmb-race", f"mode={mode} {args}".strip()),
+                "mremap racing a sibling's swap-in of the same pages, "
+                "pinned to two CPUs, round after round", swap=True,
+                expect=RACE_EXPECT, vcpus=vcpus)
+
+
+def inject_test(group: str) -> Test:
+    return Test("inject", "inject", group, plan.run("rmb-inject"),
+                "the n-th allocation of mremap (alone, shared, swapped), "
+                "fork, exec and a swap-in copy fails, for every n: data "
+                "intact, nothing leaked", swap=True, expect=INJECT_EXPECT,
+                variants=("faultinject",))
+
+
 def selftest(name: str, group: str) -> Test:
     before, after = SELFTEST_WRAP.get(name, ([], []))
     return Test(f"selftest-{name}", "selftest", group,
@@ -152,11 +187,25 @@ def stress_test(name: str, group: str, seconds: int) -> Test:
 
 
 def quick_catalogue() -> tuple[list[Group], list[Test]]:
-    groups = [Group("quick", {"i386": 192, "x86_64": 256}, 600.0)]
+    # two vCPUs: the torture's members, kswapd and the race's two sides
+    # really run at once (MTTCG)
+    groups = [Group("quick", {"i386": 192, "x86_64": 256}, 900.0, smp=2)]
     tests = [torture_test(m, "quick", "pages=256 N=4") for m in TORTURE_MODE]
+    tests.append(race_test("mremap-swapin", "quick", "pages=256 rounds=300"))
     tests += [selftest(n, "quick") for n in QUICK_SELFTESTS]
     tests += [stress_test("swap-pressure", "quick", 8)]
     return groups, tests
+
+
+def smp_tests(group: str, vcpus: int) -> list[Test]:
+    """The torture and the race on an SMP guest of vcpus vCPUs."""
+    t = torture_test("all", group, "pages=512 N=4",
+                     name=f"torture-all-smp{vcpus}")
+    return [Test(t.name, t.kind, t.group, t.command,
+                 f"every scenario on {vcpus} vCPUs", expect=t.expect,
+                 swap=True, vcpus=vcpus),
+            race_test("mremap-swapin", group, "pages=256 rounds=600",
+                      vcpus=vcpus)]
 
 
 def full_catalogue() -> tuple[list[Group], list[Test]]:
@@ -172,6 +221,8 @@ def full_catalogue() -> tuple[list[Group], list[Test]]:
     tests.append(torture_test("all", "torture",
                               "pages=512 N=8 rounds=3 seed=7",
                               name="torture-all-wide"))
+    tests.append(inject_test("torture"))
+    tests += smp_tests("torture", 2) + smp_tests("torture", 4)
     # i386 with 1 GB: the anonymous pages come from highmem; no balloon
     # (too slow under TCG), MADV_PAGEOUT alone walks the rmap
     hm = torture_test("all", "highmem", "pages=1024 N=4 pressure=0",

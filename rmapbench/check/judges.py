@@ -11,7 +11,7 @@ import re
 from .. import console as consolemod
 from .. import guest, plan, record, registry
 from .boot_checks import StepProblem, boot_checks
-from .catalogue import SELFTEST_NA, Test, selftest_name
+from .catalogue import SELFTEST_NA, SUMMARY_KINDS, Test, selftest_name
 from .verdict import FAIL, PASS, SKIP, Verdict
 
 STRESS_FAIL = re.compile(r"stress-ng: fail:|stress-ng: error:")
@@ -112,7 +112,7 @@ def judge_stress(step: consolemod.Step) -> Judged:
 
 def judge_kind(t: Test, run: guest.GuestRun, step: consolemod.Step
                ) -> Judged:
-    if t.kind == "torture":
+    if t.kind in SUMMARY_KINDS:
         scheme = run.console.section_pairs("rmapbench").get("scheme",
                                                             "unknown")
         return judge_torture(t, step, scheme)

@@ -6,26 +6,36 @@ import json
 from rmapbench import check, console, guest, qemu
 
 
+IDLE_COUNTS = ("before", "held", "after")    # the rmb-idle steps, in order
+
+
+def idle_line(counts):
+    return result_line({"workload": "idle", "mode": "slabs",
+                        "record": "idle", "still": 1, "waited_ms": 1000,
+                        **{f"slab_{c}_objs_count": n
+                           for c, n in counts.items()}})
+
+
 def fake_run(tmp_path, plan, step_output, arch="x86_64", slabs=None,
              rcs=None):
     """A console in which step n printed step_output.get(n, []) and ended
-    with rcs.get(n, 0); slabinfo section name shows slabs.get(name, 9)
-    anon_vma objects."""
+    with rcs.get(n, 0); the rmb-idle steps (before, held, after) count
+    9 anon_vma, 11 anon_vma_chain and 30 vm_area_struct objects, or what
+    slabs[when] says (cache -> count; an int: anon_vma)."""
     slabs, rcs = slabs or {}, rcs or {}
     lines = ["[    0.000000] Linux version 6.1", "RMB-CMDLINE x"]
     total = len(plan.lines)
+    idle = iter(IDLE_COUNTS)
     for n, line in enumerate(plan.lines, 1):
         lines.append(f"RMB-STEP {n}/{total} {line}")
         if line.startswith("section rmapbench"):
             lines += ["RMB-BEGIN rmapbench", "scheme anon_vma",
                       "RMB-END rmapbench"]
-        if line.startswith("section slab-"):
-            name = line.split()[1]
-            lines += [f"RMB-BEGIN {name}",
-                      f"anon_vma {slabs.get(name, 9)} 36 112 36 1 : "
-                      "tunables 0 0 0",
-                      "anon_vma_chain 11 42 96 42 1 : tunables 0 0 0",
-                      f"RMB-END {name}"]
+        if line == check.IDLE and n not in step_output:
+            want = slabs.get(next(idle), {})
+            want = {"anon_vma": want} if isinstance(want, int) else want
+            lines.append(idle_line({"anon_vma": 9, "anon_vma_chain": 11,
+                                    "vm_area_struct": 30, **want}))
         if line == check.SETTLE and n not in step_output:
             lines.append("RMB-PROCS none waited=0s")
         lines += step_output.get(n, [])
@@ -137,7 +147,7 @@ def clean(t):
 def test_orphans_init_held_are_walked_before_the_count(tmp_path):
     """Objects held at the end of the tests but freed by the walk of
     init's pages pass; the details keep both counts and the orphans."""
-    got = judge(tmp_path, clean, slabs={"slab-held": 14})
+    got = judge(tmp_path, clean, slabs={"held": 14})
     got = got["g: slabs back to idle"]
     assert got.verdict == check.PASS, got
     assert got.details["held"]["anon_vma"] == 14
@@ -146,9 +156,36 @@ def test_orphans_init_held_are_walked_before_the_count(tmp_path):
 
 
 def test_objects_left_after_the_walk_are_a_leak(tmp_path):
-    got = judge(tmp_path, clean, slabs={"slab-held": 14, "slab-after": 12})
+    got = judge(tmp_path, clean, slabs={"held": 14, "after": 12})
     v = got["g: slabs back to idle"]
     assert v.verdict == check.FAIL and "anon_vma +3" in v.reason
+
+
+def test_one_object_of_the_schemes_own_cache_is_a_leak(tmp_path):
+    """The scheme's cache must come back exactly; a generic cache (the
+    shell's VMAs) may move by IDLE_SLAB_TOLERANCE."""
+    v = judge(tmp_path, clean, slabs={"after": 10})["g: slabs back to idle"]
+    assert v.verdict == check.FAIL and "anon_vma +1" in v.reason
+    near = {"anon_vma": 9, "vm_area_struct": 30 + check.IDLE_SLAB_TOLERANCE}
+    v = judge(tmp_path, clean, slabs={"after": near})
+    assert v["g: slabs back to idle"].verdict == check.PASS
+    far = {"anon_vma": 9,
+           "vm_area_struct": 31 + check.IDLE_SLAB_TOLERANCE}
+    v = judge(tmp_path, clean, slabs={"after": far})["g: slabs back to idle"]
+    assert v.verdict == check.FAIL and "vm_area_struct +3" in v.reason
+
+
+def test_counts_that_never_held_still_fail_the_slab_check(tmp_path):
+    """rmb-idle fails (exit 1) when the counts kept moving: no count to
+    trust."""
+    tests = [check.torture_test("cow", "g", "pages=64")]
+    plan = check.make_plan("g", tests)
+    last = plan.main["boot-slabs"]
+    run = fake_run(tmp_path, plan, {plan.main["torture-cow"]:
+                                    clean(tests[0])}, rcs={last: 1})
+    got = {v.test: v for v in check.judge_boot(run, plan, tests, "k")}
+    v = got["g: slabs back to idle"]
+    assert v.verdict == check.FAIL and "rmb-idle" in v.reason, v
 
 
 def test_a_process_left_alive_fails_the_slab_check(tmp_path):
@@ -173,7 +210,7 @@ def test_a_variant_voids_the_rows_it_names(tmp_path, monkeypatch):
     monkeypatch.setenv("RMAPBENCH_VARIANT", "kasan")
     monkeypatch.setattr(registry, "VARIANTS", (registry.Variant(
         "kasan", skip_rows=("slabs back to idle",)),))
-    got = judge(tmp_path, clean, slabs={"slab-held": 14, "slab-after": 12})
+    got = judge(tmp_path, clean, slabs={"held": 14, "after": 12})
     v = got["g: slabs back to idle"]
     assert v.verdict == check.SKIP and "void on the kasan variant" in \
         v.reason and "anon_vma +3" in v.reason
