@@ -73,12 +73,19 @@ STACKS: tuple[Stack, ...] = (
           rules=(SchemeRule("*", None, (
               ("mremap_anon_copy_pages", "==", 0),
               ("anon_rmap_orphan_pages", "==", 0),
-              ("anon_swapin_copy_pages", "==", 0))),)),
+              ("anon_swapin_copy_pages", "==", 0))),
+                 # rmb-orphan: an exited child pins nothing
+                 SchemeRule("child", None, (
+                     ("pinned_objs_count", "==", 0),)))),
     Stack("anonmm", "anonmm", "CONFIG_ANONMM", "anonmm", "#D55E00",
           rules=(SchemeRule("mremap", None, (_COPIES,)),
                  SchemeRule("all", None, (_COPIES,)),
                  SchemeRule("exit", 1, (_ORPHANS,)),
-                 SchemeRule("all", 1, (_ORPHANS,)))),
+                 SchemeRule("all", 1, (_ORPHANS,)),
+                 # rmb-orphan: the exited child's anonmm, pinned by the
+                 # pages it mapped first, until the walk re-points them
+                 SchemeRule("child", None, (
+                     ("pinned_objs_count", "==", 1), _ORPHANS)))),
 )
 # The ratio of every comparison is NEW / BASE.
 BASE, NEW = STACKS[0].name, STACKS[1].name

@@ -40,9 +40,9 @@ SELFTEST_WRAP = {
 
 # The image extra each kind of test needs (torture, race and inject are
 # programs of the base image, judged by their summary line).
-KIND_EXTRA = {"torture": None, "race": None, "inject": None,
+KIND_EXTRA = {"torture": None, "race": None, "inject": None, "orphan": None,
               "selftest": "selftests", "stress": "stress-ng"}
-SUMMARY_KINDS = ("torture", "race", "inject")
+SUMMARY_KINDS = ("torture", "race", "inject", "orphan")
 
 
 @dataclass(frozen=True)
@@ -156,6 +156,20 @@ def race_test(mode: str, group: str, args: str, vcpus: int | None = None
                 expect=RACE_EXPECT, vcpus=vcpus)
 
 
+# rmb-orphan: what an orphan pins, a walk frees (the scheme's own rule in
+# the registry says what it pins)
+ORPHAN_EXPECT = (("checked_count", "==", 1), ("left_objs_count", "==", 0),
+                 ("verify_mismatch_pages", "==", 0))
+
+
+def orphan_test(group: str) -> Test:
+    return Test("orphan", "orphan", group, plan.run("rmb-orphan"),
+                "pages a child swapped in first, then exited: they pin "
+                "its rmap object until a walk (anonmm), or nothing "
+                "(anon_vma); the slab count shows which", swap=True,
+                expect=ORPHAN_EXPECT)
+
+
 def inject_test(group: str) -> Test:
     return Test("inject", "inject", group, plan.run("rmb-inject"),
                 "the n-th allocation of mremap (alone, shared, swapped), "
@@ -192,6 +206,7 @@ def quick_catalogue() -> tuple[list[Group], list[Test]]:
     groups = [Group("quick", {"i386": 192, "x86_64": 256}, 900.0, smp=2)]
     tests = [torture_test(m, "quick", "pages=256 N=4") for m in TORTURE_MODE]
     tests.append(race_test("mremap-swapin", "quick", "pages=256 rounds=300"))
+    tests.append(orphan_test("quick"))
     tests += [selftest(n, "quick") for n in QUICK_SELFTESTS]
     tests += [stress_test("swap-pressure", "quick", 8)]
     return groups, tests
@@ -222,6 +237,7 @@ def full_catalogue() -> tuple[list[Group], list[Test]]:
                               "pages=512 N=8 rounds=3 seed=7",
                               name="torture-all-wide"))
     tests.append(inject_test("torture"))
+    tests.append(orphan_test("torture"))
     tests += smp_tests("torture", 2) + smp_tests("torture", 4)
     # i386 with 1 GB: the anonymous pages come from highmem; no balloon
     # (too slow under TCG), MADV_PAGEOUT alone walks the rmap

@@ -50,6 +50,13 @@ def test_idle_reports_counts_that_held_still(out):
     assert all(k.endswith("_objs_count") for k in counts)
 
 
+def test_orphan_runs_unchecked_on_a_host(out):
+    rec = one_result(out, "rmb-orphan", "pages=8")
+    assert rec["verify_mismatch_pages"] == 0 and rec["verified_pages"] == 24
+    if not Path("/proc/rmapbench").exists():
+        assert rec["checked_count"] == 0 and rec["pinned_objs_count"] == 0
+
+
 def test_inject_never_touches_a_host(out):
     if Path("/proc/rmapbench").exists():
         pytest.skip("an rmapbench kernel: injection would run")

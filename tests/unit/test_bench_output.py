@@ -254,6 +254,7 @@ BAD = [
     ("rmb-idle", ["still_ms=0"]),
     ("rmb-inject", ["mode=bogus"]),
     ("rmb-inject", ["max_nth=0"]),
+    ("rmb-orphan", ["pages=0"]),
 ]
 
 
