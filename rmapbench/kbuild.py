@@ -240,6 +240,32 @@ def check_fragments(config: Path, frags: list[Path]) -> None:
                         "impossible):\n  " + "\n  ".join(wrong))
 
 
+# DEBUG_KERNEL only opens the menus of the debug options; it adds no code.
+DEBUG_MENU = "CONFIG_DEBUG_KERNEL"
+
+
+def debug_symbols() -> set[str]:
+    """What the debug variants switch on (every kernels/debug/*.config):
+    the measured kernels must have none of it."""
+    on = set()
+    for frag in sorted((paths.KERNELS / "debug").glob("*.config")):
+        on |= {k for k, v in parse_config(frag.read_text()).items()
+               if v != "n" and k != DEBUG_MENU}
+    return on
+
+
+def check_measured(config: Path) -> None:
+    """A measured kernel carries no debug option (they belong to the
+    variants): refuse one that does, naming them."""
+    final = parse_config(config.read_text())
+    found = sorted(k for k in debug_symbols() if final.get(k, "n") != "n")
+    if found:
+        raise UserError(f"{config} is a measured kernel's config but has "
+                        f"debug options on: {', '.join(found)}; they belong "
+                        "in a debug variant (kernels/debug/), not in "
+                        "kernels/common or kernels/<stack>")
+
+
 def configure(stack: str, arch: str) -> Path:
     """tinyconfig + fragments + olddefconfig, in a scratch O= directory.
 
@@ -261,6 +287,8 @@ def configure(stack: str, arch: str) -> Path:
                         f"see {log}")
     make(tree, scratch, arch, ["olddefconfig"], log)
     check_fragments(scratch / ".config", frags)
+    if not paths.variant():
+        check_measured(scratch / ".config")
     final = paths.build_dir(stack, arch) / ".config"
     final.parent.mkdir(parents=True, exist_ok=True)
     new = (scratch / ".config").read_text()

@@ -143,3 +143,29 @@ def test_runs_refuse_a_debug_variant(monkeypatch):
     with pytest.raises(UserError, match="timings mean nothing"):
         runner.run_experiments(experiments.by_name(["vma-cost"]),
                                ["anon_vma"], ["i386"], 1, None, "t", "tcg", 1)
+
+
+def test_measured_kernels_carry_no_debug_option(tmp_path):
+    """Whatever a debug variant switches on (DEBUG_VM, lockdep, KASAN,
+    fault injection) is refused in a measured kernel's config."""
+    symbols = kbuild.debug_symbols()
+    assert {"CONFIG_DEBUG_VM", "CONFIG_PROVE_LOCKING", "CONFIG_KASAN",
+            "CONFIG_FAULT_INJECTION"} <= symbols
+    assert kbuild.DEBUG_MENU not in symbols
+    config = tmp_path / ".config"
+    config.write_text("CONFIG_DEBUG_KERNEL=y\nCONFIG_SLUB_DEBUG=y\n"
+                      "# CONFIG_DEBUG_VM is not set\n")
+    kbuild.check_measured(config)
+    config.write_text("CONFIG_DEBUG_VM=y\nCONFIG_FAILSLAB=y\n")
+    with pytest.raises(UserError) as err:
+        kbuild.check_measured(config)
+    assert "CONFIG_DEBUG_VM" in str(err.value)
+    assert "CONFIG_FAILSLAB" in str(err.value)
+    assert "kernels/debug" in str(err.value)
+
+
+def test_the_base_config_is_free_of_debug_options():
+    frag = kbuild.parse_config((kbuild.paths.KERNELS / "common" / "config" /
+                                "base.config").read_text())
+    assert not {k for k, v in frag.items() if v != "n"} & \
+        kbuild.debug_symbols()
