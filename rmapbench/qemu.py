@@ -72,7 +72,8 @@ def command(spec: BootSpec, swap: Path | None) -> list[str]:
     if not spec.kernel.exists():
         raise UserError(f"kernel {spec.kernel} missing: run "
                         "'harness.py build' first")
-    cmd = [qemu_binary(spec.arch), "-accel", spec.accel, "-cpu", "max",
+    cmd = [qemu_binary(spec.arch), "-accel", spec.accel,
+           "-cpu", registry.arch(spec.arch).cpu,
            "-m", str(spec.mem_mb), "-smp", str(spec.smp),
            "-kernel", str(spec.kernel), "-initrd", str(spec.initrd),
            "-append", f"{BASE_APPEND} {spec.append}".strip(),
