@@ -79,7 +79,7 @@ int main(int argc, char **argv)
 	struct rmb_pageout po = { 0 };
 	struct rmb_snap a, b, d;
 	struct rmb_json j;
-	int pipefd[2], status, checked;
+	int pipefd[2], back[2], status, checked;
 	uint64_t seed;
 	size_t bad;
 	char *p, c;
@@ -94,7 +94,7 @@ int main(int argc, char **argv)
 	checked = strcmp(rmb_scheme(), "unknown") != 0 &&
 		  rmb_meminfo_kb("SwapFree") > pages * (long long)rmb_page / 512;
 	p = rmb_map_anon(NULL, (size_t)pages * rmb_page);
-	if (!p || pipe(pipefd) != 0)
+	if (!p || pipe(pipefd) != 0 || pipe(back) != 0)
 		rmb_die(RMB_EXIT_FAIL, "mmap/pipe: %s", strerror(errno));
 	rmb_fill(p, (size_t)pages, seed, 0);
 	idle = checked ? still_count(cache) : 0;
@@ -108,11 +108,16 @@ int main(int argc, char **argv)
 	pid = rmb_fork();
 	if (pid == 0) {		/* first to map them: they point here */
 		bad = rmb_verify(p, (size_t)pages, seed, 0, 0);
-		_exit(write(pipefd[1], "x", 1) == 1 && !bad ? 0 : 1);
+		/* and keep them mapped until the parent maps them too */
+		if (write(pipefd[1], "x", 1) != 1 || read(back[0], &c, 1) != 1)
+			_exit(2);
+		_exit(bad ? 1 : 0);
 	}
 	if (read(pipefd[0], &c, 1) != 1)
 		rmb_die(RMB_EXIT_FAIL, "the child did not answer");
 	bad = rmb_verify(p, (size_t)pages, seed, 0, 0);	/* now here too */
+	if (write(back[1], "x", 1) != 1)
+		rmb_die(RMB_EXIT_FAIL, "pipe: %s", strerror(errno));
 	if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status) ||
 	    WEXITSTATUS(status))
 		rmb_die(RMB_EXIT_FAIL, "child: status %#x", status);
