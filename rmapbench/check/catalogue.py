@@ -41,8 +41,9 @@ SELFTEST_WRAP = {
 # The image extra each kind of test needs (torture, race and inject are
 # programs of the base image, judged by their summary line).
 KIND_EXTRA = {"torture": None, "race": None, "inject": None, "orphan": None,
-              "selftest": "selftests", "stress": "stress-ng"}
-SUMMARY_KINDS = ("torture", "race", "inject", "orphan")
+              "forkcopy": None, "selftest": "selftests",
+              "stress": "stress-ng"}
+SUMMARY_KINDS = ("torture", "race", "inject", "orphan", "forkcopy")
 
 
 @dataclass(frozen=True)
@@ -170,6 +171,16 @@ def orphan_test(group: str) -> Test:
                 expect=ORPHAN_EXPECT)
 
 
+def forkcopy_test(group: str) -> Test:
+    return Test("fork-file-cow", "forkcopy", group, plan.run("rmb-forkcopy"),
+                "fork of private file mappings holding anon pages (written, "
+                "swapped, written through /proc/self/mem, made read-only) "
+                "and of one holding none: the child sees each page right",
+                swap=True, expect=(("cases_count", ">", 0),
+                                   ("verified_pages", ">", 0),
+                                   ("verify_mismatch_pages", "==", 0)))
+
+
 def inject_test(group: str) -> Test:
     return Test("inject", "inject", group, plan.run("rmb-inject"),
                 "the n-th allocation of mremap (alone, shared, swapped), "
@@ -207,6 +218,7 @@ def quick_catalogue() -> tuple[list[Group], list[Test]]:
     tests = [torture_test(m, "quick", "pages=256 N=4") for m in TORTURE_MODE]
     tests.append(race_test("mremap-swapin", "quick", "pages=256 rounds=300"))
     tests.append(orphan_test("quick"))
+    tests.append(forkcopy_test("quick"))
     tests += [selftest(n, "quick") for n in QUICK_SELFTESTS]
     tests += [stress_test("swap-pressure", "quick", 8)]
     return groups, tests
@@ -238,6 +250,7 @@ def full_catalogue() -> tuple[list[Group], list[Test]]:
                               name="torture-all-wide"))
     tests.append(inject_test("torture"))
     tests.append(orphan_test("torture"))
+    tests.append(forkcopy_test("torture"))
     tests += smp_tests("torture", 2) + smp_tests("torture", 4)
     # i386 with 1 GB: the anonymous pages come from highmem; no balloon
     # (too slow under TCG), MADV_PAGEOUT alone walks the rmap

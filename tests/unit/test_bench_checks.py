@@ -57,6 +57,12 @@ def test_orphan_runs_unchecked_on_a_host(out):
         assert rec["checked_count"] == 0 and rec["pinned_objs_count"] == 0
 
 
+def test_forkcopy_children_see_every_page(out):
+    rec = one_result(out, "rmb-forkcopy", "pages=8")
+    assert rec["cases_count"] == 5 and rec["verify_mismatch_pages"] == 0
+    assert rec["verified_pages"] == 2 * 5 * 8
+
+
 def test_inject_never_touches_a_host(out):
     if Path("/proc/rmapbench").exists():
         pytest.skip("an rmapbench kernel: injection would run")

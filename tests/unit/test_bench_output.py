@@ -255,6 +255,7 @@ BAD = [
     ("rmb-inject", ["mode=bogus"]),
     ("rmb-inject", ["max_nth=0"]),
     ("rmb-orphan", ["pages=0"]),
+    ("rmb-forkcopy", ["pages=1"]),
 ]
 
 
