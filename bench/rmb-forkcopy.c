@@ -34,10 +34,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#ifndef MADV_PAGEOUT
-#define MADV_PAGEOUT 21
-#endif
-
 static struct rmb_param params[] = {
 	{ .key = "mode", .choices = "all", .sdef = "all",
 	  .help = "the only mode: every case in turn" },

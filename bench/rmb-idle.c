@@ -33,60 +33,29 @@ static struct rmb_param params[] = {
 	{ .key = NULL },
 };
 
-/* every cache of the guest interface; the rmap ones are read */
-#define CACHE(id, name, flags) { #name, (flags) & RMB_F_RMAP },
-static const struct {
-	const char *name;
-	int rmap;
-} caches[] = { RMB_SLABS(CACHE) };
-#undef CACHE
-#define NCACHES (sizeof(caches) / sizeof(caches[0]))
-
-/* active_objs of each rmap cache; -1 for one this kernel does not have */
-static void read_counts(long long *n)
-{
-	struct rmb_slab s;
-
-	for (size_t i = 0; i < NCACHES; i++)
-		n[i] = !caches[i].rmap || rmb_slabinfo(caches[i].name, &s) < 0 ?
-		       -1 : s.active_objs;
-}
-
 int main(int argc, char **argv)
 {
-	long long now[NCACHES], last[NCACHES];
-	uint64_t start, since, poll_ns, still_ns, timeout_ns;
+	long long counts[RMB_NSLAB];
+	uint64_t start;
 	struct rmb_json j;
 	int still;
 
 	rmb_init("idle");
 	rmb_parse_args(params, argc, argv);
-	poll_ns = (uint64_t)rmb_arg("poll_ms") * 1000000u;
-	still_ns = (uint64_t)rmb_arg("still_ms") * 1000000u;
-	timeout_ns = (uint64_t)rmb_arg("timeout_s") * 1000000000u;
-	start = since = rmb_now_ns();
-	read_counts(last);
-	for (;;) {
-		usleep((useconds_t)(poll_ns / 1000));
-		read_counts(now);
-		if (memcmp(now, last, sizeof(now)) != 0) {
-			memcpy(last, now, sizeof(now));
-			since = rmb_now_ns();
-		}
-		still = rmb_now_ns() - since >= still_ns;
-		if (still || rmb_now_ns() - start >= timeout_ns)
-			break;
-	}
+	start = rmb_now_ns();
+	still = rmb_slabs_still(counts, (unsigned)rmb_arg("still_ms"),
+				(unsigned)rmb_arg("poll_ms"),
+				(unsigned)rmb_arg("timeout_s") * 1000u) == 0;
 
 	rmb_result_begin(&j, "idle");
-	for (size_t i = 0; i < NCACHES; i++) {
+	for (int i = 0; i < RMB_NSLAB; i++) {
 		char key[64];
 
-		if (now[i] < 0)
+		if (counts[i] < 0)
 			continue;
 		snprintf(key, sizeof(key), "slab_%s_objs_count",
-			 caches[i].name);
-		rmb_json_int(&j, key, now[i]);
+			 rmb_slab_name(i));
+		rmb_json_int(&j, key, counts[i]);
 	}
 	rmb_json_int(&j, "still", still);
 	rmb_json_int(&j, "waited_ms",

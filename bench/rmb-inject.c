@@ -48,10 +48,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#ifndef MADV_PAGEOUT
-#define MADV_PAGEOUT 21
-#endif
-
 #define FAIL_NTH "/proc/thread-self/fail-nth"
 #define DEBUGFS "/sys/kernel/debug"
 #define EXEC_PROBE "--exec-probe"

@@ -38,24 +38,15 @@ static struct rmb_param params[] = {
 	{ .key = NULL },
 };
 
-/* The scheme's own rmap cache, once its count has held still for 1 s. */
-static long long still_count(const char *cache)
+/* The scheme's own rmap cache, once the counts have held still for 1 s. */
+static long long still_count(int cache)
 {
-	struct rmb_slab s;
-	long long last = -1, now;
-	uint64_t since = rmb_now_ns();
+	long long counts[RMB_NSLAB];
 
-	for (int i = 0; i < 600; i++) {
-		now = rmb_slabinfo(cache, &s) < 0 ? -1 : s.active_objs;
-		if (now != last) {
-			last = now;
-			since = rmb_now_ns();
-		} else if (rmb_now_ns() - since >= 1000000000u) {
-			return now;
-		}
-		usleep(50000);
-	}
-	rmb_die(RMB_EXIT_FAIL, "the %s count did not hold still", cache);
+	if (rmb_slabs_still(counts, 1000, 50, 30000) != 0)
+		rmb_die(RMB_EXIT_FAIL, "the rmap slab counts did not hold "
+			"still for 1 s within 30 s");
+	return counts[cache];
 }
 
 /* /proc/anonmm, if this kernel has it, behind "RMB-ANONMM stage". */
@@ -74,7 +65,7 @@ static void listing(const char *stage)
 
 int main(int argc, char **argv)
 {
-	const char *cache = "anonmm";
+	int cache = RMB_SLAB_ANONMM;
 	long long idle, pinned, left, pages;
 	struct rmb_pageout po = { 0 };
 	struct rmb_snap a, b, d;
@@ -90,7 +81,7 @@ int main(int argc, char **argv)
 	pages = rmb_arg("pages");
 	seed = (uint64_t)rmb_arg("seed");
 	if (!strcmp(rmb_scheme(), "anon_vma"))
-		cache = "anon_vma";
+		cache = RMB_SLAB_ANON_VMA;
 	checked = strcmp(rmb_scheme(), "unknown") != 0 &&
 		  rmb_meminfo_kb("SwapFree") > pages * (long long)rmb_page / 512;
 	p = rmb_map_anon(NULL, (size_t)pages * rmb_page);

@@ -39,10 +39,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#ifndef MADV_PAGEOUT
-#define MADV_PAGEOUT 21
-#endif
-
 #define ERRORS_SHOWN 5
 
 static struct rmb_param params[] = {

@@ -47,12 +47,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#ifndef MADV_PAGEOUT
-#define MADV_PAGEOUT 21
-#endif
-#ifndef MREMAP_DONTUNMAP
-#define MREMAP_DONTUNMAP 4
-#endif
 #ifndef PR_SET_CHILD_SUBREAPER
 #define PR_SET_CHILD_SUBREAPER 36
 #endif
@@ -143,22 +137,6 @@ static uint32_t new_seed(void)
 						 me.gen)) % 0x7ffffffeu);
 }
 
-static void write_full(int fd, const void *buf, size_t n)
-{
-	const char *p = buf;
-
-	while (n > 0) {
-		ssize_t w = write(fd, p, n);
-
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			_exit(RMB_EXIT_FAIL);
-		p += w;
-		n -= (size_t)w;
-	}
-}
-
 /* 1: read, 0: EOF */
 static int read_full(int fd, void *buf, size_t n)
 {
@@ -182,7 +160,8 @@ static void reply(struct rep *r, int op)
 	r->slot = me.slot;
 	r->op = op;
 	r->pid = getpid();
-	write_full(me.repfd, r, sizeof(*r));
+	if (rmb_write_all(me.repfd, r, sizeof(*r)) != 0)
+		_exit(RMB_EXIT_FAIL);	/* the controller is gone */
 }
 
 /* A hole of len bytes (+ offset) inside a PROT_NONE reservation whose

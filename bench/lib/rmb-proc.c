@@ -289,6 +289,46 @@ long long rmb_nonresident_pages(const void *base, size_t npages)
 #define SLAB_NAME(id, name, flags) #name,
 static const char *const slab_names[RMB_NSLAB] = { RMB_SLABS(SLAB_NAME) };
 #undef SLAB_NAME
+#define SLAB_FLAGS(id, name, flags) (flags),
+static const int slab_flags[RMB_NSLAB] = { RMB_SLABS(SLAB_FLAGS) };
+#undef SLAB_FLAGS
+
+const char *rmb_slab_name(int i)
+{
+	return slab_names[i];
+}
+
+/* the rmap caches' active_objs; -1 for the others and for one absent */
+static void rmap_counts(long long counts[RMB_NSLAB])
+{
+	struct rmb_slab s;
+
+	for (int i = 0; i < RMB_NSLAB; i++)
+		counts[i] = (slab_flags[i] & RMB_F_RMAP) &&
+			    rmb_slabinfo(slab_names[i], &s) == 0 ?
+			    s.active_objs : -1;
+}
+
+int rmb_slabs_still(long long counts[RMB_NSLAB], unsigned still_ms,
+		    unsigned poll_ms, unsigned timeout_ms)
+{
+	uint64_t start = rmb_now_ns(), since = start;
+	long long now[RMB_NSLAB];
+
+	rmap_counts(counts);
+	for (;;) {
+		usleep(poll_ms * 1000u);
+		rmap_counts(now);
+		if (memcmp(now, counts, sizeof(now)) != 0) {
+			memcpy(counts, now, sizeof(now));
+			since = rmb_now_ns();
+		}
+		if (rmb_now_ns() - since >= still_ms * 1000000ull)
+			return 0;
+		if (rmb_now_ns() - start >= timeout_ms * 1000000ull)
+			return -1;
+	}
+}
 
 /* { vmstat line, result field } */
 #define CTR_NAMES(id, name, unit, flags) { #name, #name "_" #unit },

@@ -34,7 +34,7 @@ char rmbi_buf[1 << 20];
  * output
  */
 
-void rmb_write_all(int fd, const void *buf, size_t n)
+int rmb_write_all(int fd, const void *buf, size_t n)
 {
 	const char *s = buf;
 
@@ -44,10 +44,11 @@ void rmb_write_all(int fd, const void *buf, size_t n)
 		if (w < 0 && errno == EINTR)
 			continue;
 		if (w <= 0)
-			return;
+			return -1;
 		s += w;
 		n -= (size_t)w;
 	}
+	return 0;
 }
 
 void rmbi_emit_line(const char *prefix, const struct rmb_json *j)

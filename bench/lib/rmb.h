@@ -51,7 +51,7 @@ int rmb_check_mismatch(long long bad, long long checked, const char *what);
 uint64_t rmb_now_ns(void);		/* CLOCK_MONOTONIC */
 pid_t rmb_fork(void);			/* flushes stdio, then fork() */
 /* all of buf to fd, across short writes and EINTR (gives up on error) */
-void rmb_write_all(int fd, const void *buf, size_t n);
+int rmb_write_all(int fd, const void *buf, size_t n);	/* 0, or -1 */
 
 /* ---- key=value parameters ------------------------------------------ */
 
@@ -177,6 +177,18 @@ struct rmb_snap {
 	long long page_tables_kb, swap_free_kb;
 	long long ctr[RMB_NCTR];		/* /proc/vmstat, 0 if absent */
 };
+
+/* The cache name of RMB_SLAB_<id>. */
+const char *rmb_slab_name(int i);
+/*
+ * The rmap caches' object counts (the RMB_F_RMAP caches of rmb-iface.h;
+ * -1 for the other caches and for one this kernel lacks), read every poll_ms
+ * until none has changed for still_ms: objects freed through call_rcu()
+ * (anonmm's) are gone by then, a leaked one never is.  Returns 0, or -1
+ * if they did not hold still within timeout_ms (counts: the last read).
+ */
+int rmb_slabs_still(long long counts[RMB_NSLAB], unsigned still_ms,
+		    unsigned poll_ms, unsigned timeout_ms);
 
 void rmb_snap_take(struct rmb_snap *s);
 void rmb_snap_delta(struct rmb_snap *d, const struct rmb_snap *a,
