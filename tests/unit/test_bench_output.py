@@ -27,7 +27,8 @@ IDENTITY = {"workload", "mode", "record", "scheme", "arch", "kind",
             "pageout_method"}
 PARAMS = {"V", "N", "D", "K", "pages", "R_mb", "moves", "swap_pct",
           "aligned", "seed", "mb", "shared_pct", "exit_parent", "passes",
-          "low_floor_kb", "max_vmas", "procs", "pid", "kind"}
+          "low_floor_kb", "max_vmas", "procs", "pid", "kind", "W",
+          "push_pct"}
 COMMON = ("workload", "mode", "record", "scheme", "arch", "page_size_bytes",
           "low_total_kb", "seed", "verified_pages", "verify_mismatch_pages")
 DELTA = ("slab_vm_area_struct_delta_bytes", "slab_anon_vma_delta_bytes",
@@ -42,6 +43,17 @@ DELTA = ("slab_vm_area_struct_delta_bytes", "slab_anon_vma_delta_bytes",
 ABSOLUTE = ("slab_vm_area_struct_bytes", "slab_anon_vma_bytes",
             "slab_anon_vma_chain_bytes", "slab_anonmm_bytes",
             "page_tables_kb", "mem_free_kb", "low_free_kb", "high_free_kb")
+BUNDLE = ("workers_count", "processes_count", "data_pages",
+          "mms_per_data_page_count", "lock_failed_count", "data_swapped_pages",
+          "spawn_ns", "pressure_ns", "balloon_locked_kb", "data_swapout_per_s",
+          "swapout_per_s", "visited_per_reclaimed_count",
+          "anon_rmap_walk_per_reclaimed_count",
+          "anon_rmap_visit_per_reclaimed_count",
+          "anon_rmap_skip_per_reclaimed_count",
+          "anon_rmap_pte_per_reclaimed_count",
+          "anon_rmap_trylock_fail_per_reclaimed_count", "kswapd_cpu_ns",
+          "balloon_sys_ns", "reclaim_cpu_per_reclaimed_ns", "verify_ns",
+          "verify_pswpin_pages", "elapsed_ns", "members_majflt_count", *DELTA)
 STATS = ("_min_ns", "_median_ns", "_p90_ns", "_max_ns", "_mean_ns")
 
 
@@ -161,6 +173,10 @@ CASES = {
               "anon_rmap_pte_per_swapout_count", "kswapd_cpu_ns",
               "members_majflt_count", "members_minflt_count",
               "members_sys_ns", "members_user_ns", *DELTA)),
+    "bundle-private": ("rmb-bundle", ["W=4", "mb=4"], BUNDLE),
+    "bundle-pair": ("rmb-bundle", ["mode=pair", "W=3", "mb=2"], BUNDLE),
+    "bundle-shared": ("rmb-bundle", ["mode=shared", "W=5", "mb=2",
+                                     "push_pct=30"], BUNDLE),
     "swap-orphans": ("rmb-swap", ["N=3", "mb=32", "exit_parent=1",
                                   "shared_pct=80", "passes=2"],
                      ("members_count", "swapout_per_s", *DELTA)),
@@ -202,6 +218,27 @@ def test_depth_has_a_line_per_generation(built):
         if rec["record"] == "generation":
             for key in ABSOLUTE + ("processes_count", "cow_ns"):
                 assert key in rec
+
+
+@pytest.mark.parametrize("mode,procs,mms,verified", [
+    ("private", 5, 1, 512), ("pair", 9, 2, 1024), ("shared", 5, 5, 1024)])
+def test_bundle_family_and_what_it_verifies(built, mode, procs, mms,
+                                            verified):
+    """W=4, 2 MB: private pages verified once, a pair's by the worker and
+    its helper, shared ones by the master and (a slice each) the
+    workers.  On a host: no balloon, nothing reclaimed, no lock failed
+    (root may mlock)."""
+    results, _ = parse(run(built, "rmb-bundle", f"mode={mode}", "W=4",
+                           "mb=2").stdout)
+    (rec,) = results
+    assert (rec["processes_count"], rec["mms_per_data_page_count"],
+            rec["verified_pages"]) == (procs, mms, verified)
+    assert rec["data_pages"] == 512 and rec["verify_mismatch_pages"] == 0
+    if not Path("/proc/rmapbench").exists():
+        assert rec["balloon_locked_kb"] == 0
+        assert rec["data_swapped_pages"] == 0
+    if os.geteuid() == 0:
+        assert rec["lock_failed_count"] == 0
 
 
 def test_capacity_steps(built):
@@ -247,6 +284,11 @@ BAD = [
     ("rmb-swap", ["exit_parent=2"]),
     ("rmb-swap", ["mb=1048576"]),
     ("rmb-swap", ["mode=other"]),
+    ("rmb-bundle", ["W=0"]),
+    ("rmb-bundle", ["mode=all"]),
+    ("rmb-bundle", ["push_pct=95"]),
+    ("rmb-bundle", ["W=4096", "mb=1"]),       # no page for each worker
+    ("rmb-bundle", ["mb=65536"]),             # 64 GB of data
     ("rmb-pageout", ["pid=0"]),
     ("rmb-pageout", ["mode=shared"]),
     ("rmb-race", ["pages=0"]),

@@ -42,7 +42,7 @@ def test_good_values_pass():
 
 def test_the_readme_tables_are_current():
     readme = (paths.BENCH / "README.md").read_text()
-    assert readme.count("<!-- params: rmb-") == 6
+    assert readme.count("<!-- params: rmb-") == 7
     assert programs.readme(readme) == readme, \
         "run 'harness.py params --readme'"
 
