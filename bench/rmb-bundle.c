@@ -79,10 +79,10 @@ struct plan {
 };
 
 struct result {
-	struct rmb_snap s0, s_ready, s_pressed, s_done;
+	struct rmb_snap s0, s_ready, s_floor, s_pressed, s_done;
 	struct rmb_report ready, done;
 	long long kswapd0, kswapd1, balloon_kb, balloon_sys_ns;
-	uint64_t t0, t_ready, t_pressed, t_done;
+	uint64_t t0, t_ready, t_floor, t_pressed, t_done;
 	int got_ready, got_done, abnormal, pressure, balloon_died;
 };
 
@@ -300,65 +300,107 @@ static void master(struct rmb_family *f, const struct plan *p)
 
 /* ---- the balloon ------------------------------------------------------- */
 
-/* Child of the supervisor: lock kb of new memory (the OOM killer's first
- * choice), write how much it got to fd, wait to be killed. */
-static void balloon(int fd, long long kb)
+/*
+ * A child of the supervisor (the OOM killer's first choice): it locks
+ * floor_kb of new memory, which needs no reclaim (MemAvailable less a
+ * margin), reports, waits for the word, locks on up to kb, which makes
+ * reclaim take about push_pct % of the data, reports, and waits to be
+ * killed.  So the timed part is the part that reclaims.
+ */
+struct balloon_msg {
+	long long kb, sys_ns;	/* locked so far (< 0: -errno), its stime */
+};
+
+#define BALLOON_MARGIN_KB 8192
+
+static void balloon_grow(struct balloon_msg *m, long long kb)
 {
-	long long done = 0;
+	struct rusage ru;
+
+	while (m->kb >= 0 && m->kb < kb) {
+		if (!rmb_map_anon(NULL, BALLOON_CHUNK))
+			break;
+		m->kb += BALLOON_CHUNK >> 10;
+		if (rmb_meminfo_kb("SwapFree") < SWAPFREE_FLOOR_KB)
+			break;
+	}
+	getrusage(RUSAGE_SELF, &ru);
+	m->sys_ns = ru.ru_stime.tv_sec * 1000000000LL +
+		ru.ru_stime.tv_usec * 1000LL;
+}
+
+static void balloon(int out, int in, long long floor_kb, long long kb)
+{
+	struct balloon_msg m = { 0, 0 };
 	int afd = open("/proc/self/oom_score_adj", O_WRONLY | O_CLOEXEC);
+	char word;
 
 	if (afd >= 0) {
 		rmb_write_all(afd, "1000", 4);
 		close(afd);
 	}
 	if (mlockall(MCL_CURRENT | MCL_FUTURE) != 0)
-		done = -errno;
-	while (done >= 0 && done < kb) {
-		if (!rmb_map_anon(NULL, BALLOON_CHUNK))
-			break;
-		done += BALLOON_CHUNK >> 10;
-		if (rmb_meminfo_kb("SwapFree") < SWAPFREE_FLOOR_KB)
-			break;
-	}
-	rmb_write_all(fd, &done, sizeof(done));
+		m.kb = -errno;
+	balloon_grow(&m, floor_kb);
+	rmb_write_all(out, &m, sizeof(m));
+	while (read(in, &word, 1) < 0 && errno == EINTR)
+		;
+	balloon_grow(&m, kb);
+	rmb_write_all(out, &m, sizeof(m));
 	for (;;)
 		pause();
+}
+
+/* The balloon's next report, at time *t and state *s; 0 if it died. */
+static int balloon_heard(int fd, struct balloon_msg *m, uint64_t *t,
+			 struct rmb_snap *s, long long *kswapd)
+{
+	int got = read(fd, m, sizeof(*m)) == sizeof(*m);
+
+	*t = rmb_now_ns();
+	rmb_snap_take(s);
+	*kswapd = rmb_kswapd_cpu_ns();
+	return got;
 }
 
 static void pressure(struct rmb_family *f, const struct plan *p,
 		     struct result *r)
 {
-	long long data_kb = p->data_pages * (long long)(rmb_page >> 10);
-	long long kb = rmb_meminfo_kb("MemAvailable") +
-		data_kb * p->push_pct / 100;
-	struct rusage ru;
-	int fd[2], st;
+	long long avail = rmb_meminfo_kb("MemAvailable");
+	long long push = p->data_pages * (long long)(rmb_page >> 10) *
+		p->push_pct / 100;
+	struct balloon_msg floor, top = { 0, 0 };
+	int up[2], down[2], st;
 	pid_t pid;
 
-	if (pipe(fd) != 0)
+	if (pipe(up) != 0 || pipe(down) != 0)
 		rmb_die(RMB_EXIT_FAIL, "pipe: %s", strerror(errno));
 	pid = rmb_fork();
 	if (pid == 0) {
 		rmb_family_detach(f);
-		close(fd[0]);
-		balloon(fd[1], kb);
+		close(up[0]);
+		close(down[1]);
+		balloon(up[1], down[0], avail - BALLOON_MARGIN_KB, avail + push);
 	}
 	if (pid < 0)
 		rmb_die(RMB_EXIT_FAIL, "fork of the balloon: %s",
 			strerror(errno));
-	close(fd[1]);
-	if (read(fd[0], &r->balloon_kb, sizeof(r->balloon_kb)) !=
-	    sizeof(r->balloon_kb))
-		r->balloon_died = 1;
-	close(fd[0]);
-	r->t_pressed = rmb_now_ns();
-	rmb_snap_take(&r->s_pressed);
-	r->kswapd1 = rmb_kswapd_cpu_ns();
+	close(up[1]);
+	close(down[0]);
+	r->balloon_died = !balloon_heard(up[0], &floor, &r->t_floor,
+					 &r->s_floor, &r->kswapd0);
+	if (!r->balloon_died) {
+		rmb_write_all(down[1], "1", 1);
+		r->balloon_died = !balloon_heard(up[0], &top, &r->t_pressed,
+						 &r->s_pressed, &r->kswapd1);
+	}
+	close(up[0]);
+	close(down[1]);
 	kill(pid, SIGKILL);
-	while (wait4(pid, &st, 0, &ru) < 0 && errno == EINTR)
+	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
 		;
-	r->balloon_sys_ns = ru.ru_stime.tv_sec * 1000000000LL +
-		ru.ru_stime.tv_usec * 1000LL;
+	r->balloon_kb = top.kb;
+	r->balloon_sys_ns = top.sys_ns - floor.sys_ns;
 }
 
 /* ---- supervisor ------------------------------------------------------- */
@@ -434,15 +476,13 @@ static void run(struct rmb_family *f, struct plan *p, struct result *r)
 	r->t0 = rmb_now_ns();
 	spawn(f, p, r);
 	r->t_ready = rmb_now_ns();
-	r->kswapd0 = rmb_kswapd_cpu_ns();
 	rmb_snap_take(&r->s_ready);
 	r->pressure = swap > 0 && strcmp(rmb_scheme(), "unknown") != 0;
 	if (r->pressure) {
 		pressure(f, p, r);
 	} else {
-		r->t_pressed = r->t_ready;
-		r->s_pressed = r->s_ready;
-		r->kswapd1 = r->kswapd0;
+		r->t_floor = r->t_pressed = r->t_ready;
+		r->s_floor = r->s_pressed = r->s_ready;
 	}
 	rmb_family_go(f);
 	r->got_done = rmb_family_collect(f, RMB_REP_DONE, p->procs, &r->done);
@@ -453,7 +493,7 @@ static void run(struct rmb_family *f, struct plan *p, struct result *r)
 	r->abnormal = rmb_family_finish(f);
 }
 
-/* ---- report --------------------------------------------------------------- */
+/* ---- report ---------------------------------------------------------- */
 
 static double per(long long count, long long pages)
 {
@@ -469,7 +509,7 @@ static void report_reclaim(struct rmb_json *j, const struct result *r,
 			   const struct rmb_snap *d)
 {
 	long long out = d->ctr[RMB_C_PSWPOUT], data = r->done.value;
-	uint64_t ns = r->t_pressed - r->t_ready;
+	uint64_t ns = r->t_pressed - r->t_floor;
 	long long cpu = r->kswapd1 - r->kswapd0 + r->balloon_sys_ns;
 
 	rmb_json_int(j, "pressure_ns", (long long)ns);
@@ -497,11 +537,12 @@ static void report_reclaim(struct rmb_json *j, const struct result *r,
 
 static void report(const struct plan *p, const struct result *r)
 {
-	struct rmb_snap pressed, verify;
+	struct rmb_snap pressed, verify, floor;
 	struct rmb_json j;
 	long long mms = p->pat == SHARED ? p->w + 1 : p->pat == PAIR ? 2 : 1;
 
 	rmb_snap_delta(&pressed, &r->s_ready, &r->s_pressed);
+	rmb_snap_delta(&floor, &r->s_ready, &r->s_floor);
 	rmb_snap_delta(&verify, &r->s_pressed, &r->s_done);
 	rmb_result_begin(&j, "summary");
 	rmb_json_int(&j, "workers_count", p->w);
@@ -511,6 +552,8 @@ static void report(const struct plan *p, const struct result *r)
 	rmb_json_int(&j, "lock_failed_count", r->ready.value);
 	rmb_json_int(&j, "data_swapped_pages", r->done.value);
 	rmb_json_int(&j, "spawn_ns", (long long)(r->t_ready - r->t0));
+	rmb_json_int(&j, "floor_ns", (long long)(r->t_floor - r->t_ready));
+	rmb_json_int(&j, "floor_pswpout_pages", floor.ctr[RMB_C_PSWPOUT]);
 	report_reclaim(&j, r, &pressed);
 	rmb_json_int(&j, "verify_ns", (long long)(r->t_done - r->t_pressed));
 	rmb_json_int(&j, "verify_pswpin_pages", verify.ctr[RMB_C_PSWPIN]);
