@@ -20,7 +20,8 @@ FAILURE = "kernel fault (BUG) at console line 512"
 EXPERIMENTS = ("vma-cost", "lowmem", "capacity", "fork-breadth", "fork-depth",
                "fork-rate", "mremap-unshared", "mremap-shared",
                "mremap-swapped", "swap-mem", "swap-family", "swap-ceiling",
-               "bundle-private", "bundle-pair", "bundle-shared")
+               "bundle-private", "bundle-pair", "bundle-shared",
+               "fork-chain")
 
 
 def record(experiment: str, stack: str, arch: str, workload: str, mode: str,
@@ -184,6 +185,25 @@ class Fab:
                          lambda rep: {"generations_count": 8,
                                       "slab_total_delta_bytes": 0})
 
+    def fork_chain(self) -> None:
+        """Bounded both: anon_vma about 2 objects per VMA, anonmm one per
+        dead generation whose pages the chain has not rewritten yet."""
+        p = {"D": 1000, "pages": 256, "touch": 8}
+        for stack in STACKS:
+            for gen in (1, 2, 5, 10, 100, 999):
+                def make(rep, stack=stack, gen=gen):
+                    objs = min(gen, 32) + 2 if self.is_anonmm(stack) \
+                        else 29 + min(gen, 24)
+                    size = 40 if self.is_anonmm(stack) else 80
+                    return {"generation": gen, "processes_count": 1,
+                            "rmap_slab_delta_objs_count": objs,
+                            "rmap_slab_per_process_bytes": objs * size,
+                            "fork_median_ns": self.noisy(300000),
+                            "anon_rmap_orphan_pages":
+                                248 * gen if self.is_anonmm(stack) else 0}
+                self.add("fork-chain", stack, "x86_64", "fork", "chain", p,
+                         make, mem_mb=128, record_kind="generation")
+
     def fork_rate(self) -> None:
         for arch in ARCHES:
             for stack in STACKS:
@@ -295,7 +315,8 @@ class Fab:
 
     def everything(self) -> list[dict]:
         for build in (self.vma_cost, self.lowmem, self.capacity,
-                      self.fork_breadth, self.fork_depth, self.fork_rate,
+                      self.fork_breadth, self.fork_depth, self.fork_chain,
+                      self.fork_rate,
                       self.mremap, self.swap_mem, self.swap_family,
                       self.bundle, self.failures):
             build()

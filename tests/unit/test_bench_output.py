@@ -28,7 +28,7 @@ IDENTITY = {"workload", "mode", "record", "scheme", "arch", "kind",
 PARAMS = {"V", "N", "D", "K", "pages", "R_mb", "moves", "swap_pct",
           "aligned", "seed", "mb", "shared_pct", "exit_parent", "passes",
           "low_floor_kb", "max_vmas", "procs", "pid", "kind", "W",
-          "push_pct"}
+          "push_pct", "touch", "pageout"}
 COMMON = ("workload", "mode", "record", "scheme", "arch", "page_size_bytes",
           "low_total_kb", "seed", "verified_pages", "verify_mismatch_pages")
 DELTA = ("slab_vm_area_struct_delta_bytes", "slab_anon_vma_delta_bytes",
@@ -45,7 +45,8 @@ ABSOLUTE = ("slab_vm_area_struct_bytes", "slab_anon_vma_bytes",
             "page_tables_kb", "mem_free_kb", "low_free_kb", "high_free_kb")
 BUNDLE = ("workers_count", "processes_count", "data_pages",
           "mms_per_data_page_count", "lock_failed_count", "data_swapped_pages",
-          "spawn_ns", "pressure_ns", "balloon_locked_kb", "data_swapout_per_s",
+          "spawn_ns", "floor_ns", "floor_pswpout_pages", "pressure_ns",
+          "balloon_locked_kb", "data_swapout_per_s",
           "swapout_per_s", "visited_per_reclaimed_count",
           "anon_rmap_walk_per_reclaimed_count",
           "anon_rmap_visit_per_reclaimed_count",
@@ -146,6 +147,12 @@ CASES = {
                       *DELTA, *per("child"))),
     "fork-depth": ("rmb-fork", ["mode=depth", "D=4", "pages=64"],
                    ("generations_count", *ABSOLUTE, *DELTA)),
+    "fork-chain": ("rmb-fork", ["mode=chain", "D=30", "pages=16", "touch=4"],
+                   ("generations_count", "elapsed_ns", "forks_per_s",
+                    *stats("fork"), "processes_count",
+                    "rmap_slab_delta_objs_count", "rmap_slab_delta_bytes",
+                    "rmap_slab_per_process_bytes", "pageout_candidate_pages",
+                    "pageout_missed_pages", *ABSOLUTE, *DELTA)),
     "fork-rate": ("rmb-fork", ["mode=rate", "N=20", "V=50"],
                   ("rounds_count", "forks_per_s", "elapsed_ns",
                    *stats("round"))),
@@ -241,6 +248,22 @@ def test_bundle_family_and_what_it_verifies(built, mode, procs, mms,
         assert rec["lock_failed_count"] == 0
 
 
+def test_chain_lines_at_1_2_5_and_the_last(built):
+    """A line at generations 1, 2, 5, 10, 20 and the last; each verified
+    what the generations before it did: 29 quick checks and 5 full ones
+    of 16 pages by the end."""
+    results, _ = parse(run(built, "rmb-fork", "mode=chain", "D=30",
+                           "pages=16", "touch=4").stdout)
+    lines = [r for r in results if r["record"] == "generation"]
+    assert [r["generation"] for r in lines] == [1, 2, 5, 10, 20, 29]
+    for rec in lines:
+        assert rec["processes_count"] == 1
+        assert rec["fork_median_ns"] > 0
+    assert results[-1]["record"] == "summary"
+    assert results[-1]["generations_count"] == 30
+    assert results[-1]["verified_pages"] == (29 + 6) * 16
+
+
 def test_capacity_steps(built):
     results, _ = parse(run(built, "rmb-vma", "mode=capacity", "max_vmas=100",
                            "procs=4", "low_floor_kb=0").stdout)
@@ -273,6 +296,11 @@ BAD = [
     ("rmb-fork", ["mode=depth", "N=3"]),
     ("rmb-fork", ["mode=depth", "D=0"]),
     ("rmb-fork", ["V=1", "V=2"]),
+    ("rmb-fork", ["mode=depth", "D=5000"]),   # depth: at most 4096
+    ("rmb-fork", ["mode=chain", "D=100001"]),
+    ("rmb-fork", ["mode=chain", "pages=16", "touch=17"]),
+    ("rmb-fork", ["mode=chain", "pageout=2"]),
+    ("rmb-fork", ["mode=depth", "touch=4"]),  # chain only
     ("rmb-mremap", ["R_mb=0"]),
     ("rmb-mremap", ["R_mb=99999999"]),
     ("rmb-mremap", ["R_mb=1048576"]),         # 1 TB: no memory for it

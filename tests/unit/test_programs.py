@@ -18,7 +18,9 @@ def test_tables_come_from_the_programs():
     assert fork["N"].max_in("breadth") == 4096
     assert fork["N"].max_in("rate") == 1000000
     assert fork["kind"].choices == ("split", "gap")
-    assert fork["D"].modes == ("depth",)
+    assert fork["D"].modes == ("depth", "chain")
+    assert fork["D"].max_in("depth") == 4096
+    assert fork["D"].max_in("chain") == 100000
 
 
 @pytest.mark.parametrize("values,says", [
