@@ -16,8 +16,9 @@
  *            by the master and every worker (W + 1 mms).
  *
  * Every process of the family mlocks (on fault) every mapping but the
- * data, and clears its young bits (/proc/self/clear_refs): the family
- * is idle, and the data are all reclaim may take from it.  Then a
+ * data, and the data stay locked too until every process is up; then
+ * they are unlocked and their young bits cleared (/proc/self/clear_refs):
+ * the family is idle, and the data are all reclaim may take from it.  Then a
  * balloon child of the supervisor mlocks MemAvailable + push_pct % of
  * the data, so reclaim must swap out about that much of them.  The
  * counters over that phase are divided by the data pages it reclaimed
@@ -76,7 +77,10 @@ struct plan {
 	int push_pct;
 	uint64_t seed;
 	int helper_go[2];	/* pair: closed by the supervisor: fork helpers */
+	int unlock_go[2];	/* closed once all are up: unlock the data */
 };
+
+enum { REP_UNLOCKED = 3 };	/* an owner's data went back to reclaim */
 
 struct result {
 	struct rmb_snap s0, s_ready, s_floor, s_pressed, s_done;
@@ -223,6 +227,33 @@ static void verify_and_report(struct rmb_family *f, const struct plan *p,
 
 /* ---- helper, worker, master -------------------------------------------- */
 
+/*
+ * The owner of data (a private or pair worker, the shared master) maps
+ * and writes them locked: starting a thousand processes reclaims (their
+ * kernel stacks are order-2, and these kernels have no compaction), and
+ * that must not take the data before the balloon does.
+ */
+static char *owned_data(const struct plan *p, int idx, int *prep)
+{
+	char *data = map_data(p->pages);
+
+	*prep += mlock2(data, p->pages * rmb_page, MLOCK_ONFAULT) != 0;
+	rmb_fill(data, p->pages, owner_seed(p, idx), 0);
+	return data;
+}
+
+/* Once everyone is up, the data go back to reclaim, idle: no young bit. */
+static void release_data(struct rmb_family *f, const struct plan *p,
+			 const char *data, int idx)
+{
+	int failed;
+
+	wait_closed(p->unlock_go[0]);
+	failed = munlock(data, p->pages * rmb_page) != 0;
+	failed += clear_young();
+	rmb_family_send(f, REP_UNLOCKED, idx, 0, 0, failed);
+}
+
 static void helper(struct rmb_family *f, const struct plan *p,
 		   const char *data, int idx)
 {
@@ -245,12 +276,11 @@ static void worker(struct rmb_family *f, const struct plan *p,
 
 	if (p->pat == SHARED) {
 		prep = lock_all_but(data, p->pages * rmb_page);
+		prep += clear_young();
 	} else {
 		prep = lock_all_but(NULL, 0);
-		data = map_data(p->pages);
-		rmb_fill((char *)data, p->pages, owner_seed(p, idx), 0);
+		data = owned_data(p, idx, &prep);
 	}
-	prep += clear_young();
 	rmb_family_send(f, RMB_REP_READY, idx, 0, 0, prep);
 	if (p->pat == PAIR) {
 		wait_closed(p->helper_go[0]);
@@ -260,6 +290,8 @@ static void worker(struct rmb_family *f, const struct plan *p,
 		if (pid < 0)
 			kill(0, SIGKILL);
 	}
+	if (p->pat != SHARED)
+		release_data(f, p, data, idx);
 	wait_closed(f->go[0]);
 	verify_and_report(f, p, data, idx, p->pat != SHARED);
 	reap_or_kill(1);
@@ -275,11 +307,10 @@ static void master(struct rmb_family *f, const struct plan *p)
 	setpgid(0, 0);
 	signal(SIGCHLD, on_child);
 	close(p->helper_go[1]);
+	close(p->unlock_go[1]);
 	prep = lock_all_but(NULL, 0);
-	if (p->pat == SHARED) {
-		data = map_data(p->pages);
-		rmb_fill(data, p->pages, owner_seed(p, p->w), 0);
-	}
+	if (p->pat == SHARED)
+		data = owned_data(p, p->w, &prep);
 	for (int i = 0; i < p->w; i++) {
 		pid = rmb_fork();
 		if (pid == 0)
@@ -290,8 +321,9 @@ static void master(struct rmb_family *f, const struct plan *p)
 			kill(0, SIGKILL);
 		}
 	}
-	prep += clear_young();
 	rmb_family_send(f, RMB_REP_READY, p->w, 0, 0, prep);
+	if (p->pat == SHARED)
+		release_data(f, p, data, p->w);
 	wait_closed(f->go[0]);
 	verify_and_report(f, p, data, p->w, p->pat == SHARED);
 	reap_or_kill(1);
@@ -363,6 +395,34 @@ static int balloon_heard(int fd, struct balloon_msg *m, uint64_t *t,
 	return got;
 }
 
+/*
+ * The balloon holds all it asked for, but kswapd may still be swapping
+ * out towards its high watermark (most of the data when the balloon's
+ * last megabytes came from above the low one).  The pressure ends at
+ * the last swap-out before 100 ms without one.
+ */
+#define SETTLE_MS 100
+
+static void reclaim_settled(struct result *r)
+{
+	long long last = rmb_vmstat("pswpout"), now;
+	uint64_t t_last = r->t_pressed;
+
+	for (int i = 0; i < 30000 / 10; i++) {
+		usleep(10000);
+		now = rmb_vmstat("pswpout");
+		if (now != last) {
+			last = now;
+			t_last = rmb_now_ns();
+		} else if (rmb_now_ns() - t_last >= SETTLE_MS * 1000000ull) {
+			break;
+		}
+	}
+	r->t_pressed = t_last;
+	rmb_snap_take(&r->s_pressed);
+	r->kswapd1 = rmb_kswapd_cpu_ns();
+}
+
 static void pressure(struct rmb_family *f, const struct plan *p,
 		     struct result *r)
 {
@@ -393,6 +453,7 @@ static void pressure(struct rmb_family *f, const struct plan *p,
 		rmb_write_all(down[1], "1", 1);
 		r->balloon_died = !balloon_heard(up[0], &top, &r->t_pressed,
 						 &r->s_pressed, &r->kswapd1);
+		reclaim_settled(r);
 	}
 	close(up[0]);
 	close(down[1]);
@@ -431,7 +492,7 @@ static void plan_make(struct plan *p)
 	if (threads > 0 && p->procs + 64 > threads)
 		rmb_die(RMB_EXIT_USAGE, "%d processes: threads-max is %lld; "
 			"give the guest more memory", p->procs, threads);
-	if (pipe(p->helper_go) != 0)
+	if (pipe(p->helper_go) != 0 || pipe(p->unlock_go) != 0)
 		rmb_die(RMB_EXIT_FAIL, "pipe: %s", strerror(errno));
 }
 
@@ -443,10 +504,12 @@ static void abort_run(struct rmb_family *f, const char *what)
 		"(out of memory?)", what);
 }
 
-/* Master and workers ready, then (pair) the helpers. */
+/* Master and workers ready, then (pair) the helpers; then the owners
+ * give their data back to reclaim. */
 static void spawn(struct rmb_family *f, struct plan *p, struct result *r)
 {
-	struct rmb_report helpers;
+	struct rmb_report more;
+	int owners = p->pat == SHARED ? 1 : p->w;
 	pid_t pid = rmb_family_fork(f);
 
 	if (pid == 0)
@@ -456,15 +519,19 @@ static void spawn(struct rmb_family *f, struct plan *p, struct result *r)
 	setpgid(pid, pid);
 	f->pgid = pid;
 	close(p->helper_go[0]);
+	close(p->unlock_go[0]);
 	r->got_ready = rmb_family_collect(f, RMB_REP_READY, p->w + 1, &r->ready);
 	close(p->helper_go[1]);
 	if (r->got_ready == p->w + 1 && p->pat == PAIR) {
 		r->got_ready += rmb_family_collect(f, RMB_REP_READY, p->w,
-						   &helpers);
-		r->ready.value += helpers.value;
+						   &more);
+		r->ready.value += more.value;
 	}
-	if (r->got_ready < p->procs)
+	close(p->unlock_go[1]);
+	if (r->got_ready < p->procs ||
+	    rmb_family_collect(f, REP_UNLOCKED, owners, &more) < owners)
 		abort_run(f, "start");
+	r->ready.value += more.value;
 }
 
 static void run(struct rmb_family *f, struct plan *p, struct result *r)
@@ -537,12 +604,13 @@ static void report_reclaim(struct rmb_json *j, const struct result *r,
 
 static void report(const struct plan *p, const struct result *r)
 {
-	struct rmb_snap pressed, verify, floor;
+	struct rmb_snap spawn, pressed, verify, floor;
 	struct rmb_json j;
 	long long mms = p->pat == SHARED ? p->w + 1 : p->pat == PAIR ? 2 : 1;
 
 	rmb_snap_delta(&pressed, &r->s_ready, &r->s_pressed);
 	rmb_snap_delta(&floor, &r->s_ready, &r->s_floor);
+	rmb_snap_delta(&spawn, &r->s0, &r->s_ready);
 	rmb_snap_delta(&verify, &r->s_pressed, &r->s_done);
 	rmb_result_begin(&j, "summary");
 	rmb_json_int(&j, "workers_count", p->w);
@@ -552,6 +620,7 @@ static void report(const struct plan *p, const struct result *r)
 	rmb_json_int(&j, "lock_failed_count", r->ready.value);
 	rmb_json_int(&j, "data_swapped_pages", r->done.value);
 	rmb_json_int(&j, "spawn_ns", (long long)(r->t_ready - r->t0));
+	rmb_json_int(&j, "spawn_pswpout_pages", spawn.ctr[RMB_C_PSWPOUT]);
 	rmb_json_int(&j, "floor_ns", (long long)(r->t_floor - r->t_ready));
 	rmb_json_int(&j, "floor_pswpout_pages", floor.ctr[RMB_C_PSWPOUT]);
 	report_reclaim(&j, r, &pressed);

@@ -433,24 +433,25 @@ static void shrink_caches(void)
 	}
 }
 
-/* Exact counts, once they hold still (anonmm frees through RCU); at once
- * on a host, whose caches never do. */
+/* Exact counts, once they have held still for 200 ms (anonmm frees
+ * through RCU, and a grace period takes tens of ms under TCG); at once
+ * on a host, whose caches never hold still. */
 static void chain_snap(struct rmb_snap *s)
 {
 	struct rmb_snap next;
-	int guest = strcmp(rmb_scheme(), "unknown") != 0;
+	int guest = strcmp(rmb_scheme(), "unknown") != 0, still = 0;
 
 	if (guest)
 		shrink_caches();
 	rmb_snap_take(s);
-	for (int i = 0; i < 40 && guest; i++) {
-		usleep(25000);
+	for (int i = 0; i < 100 && guest && still < 4; i++) {
+		usleep(50000);
 		shrink_caches();
 		rmb_snap_take(&next);
-		if (!memcmp(next.slab_objs, s->slab_objs, sizeof(s->slab_objs))) {
-			*s = next;
-			return;
-		}
+		if (memcmp(next.slab_objs, s->slab_objs, sizeof(s->slab_objs)))
+			still = 0;
+		else
+			still++;
 		*s = next;
 	}
 }
