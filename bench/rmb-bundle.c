@@ -51,7 +51,10 @@ static struct rmb_param params[] = {
 	  .help = "who maps a data page: one worker; a worker and its helper; "
 		  "the master and every worker" },
 	{ .key = "W", .def = 16, .min = 1, .max = 4096,
-	  .help = "workers forked by the master" },
+	  .mode_max = "shared:1000",
+	  .help = "workers forked by the master (shared: a page mapped by "
+		  "1022 mms or more looks DMA-pinned to reclaim, which keeps it)"
+	},
 	{ .key = "mb", .def = 16, .min = 1, .max = 1 << 16,
 	  .help = "the family's data in MB (shared: once; else split among "
 		  "the workers, at least a page each)" },

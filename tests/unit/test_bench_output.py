@@ -317,6 +317,7 @@ BAD = [
     ("rmb-bundle", ["mode=all"]),
     ("rmb-bundle", ["push_pct=95"]),
     ("rmb-bundle", ["W=4096", "mb=1"]),       # no page for each worker
+    ("rmb-bundle", ["mode=shared", "W=1022"]),  # looks DMA-pinned
     ("rmb-bundle", ["mb=65536"]),             # 64 GB of data
     ("rmb-pageout", ["pid=0"]),
     ("rmb-pageout", ["mode=shared"]),
