@@ -15,9 +15,11 @@ from .. import stats
 from .base import HIGHER, NEUTRAL, Experiment, Figure, Mode, Workload, metric
 
 PATTERNS = ("private", "pair", "shared")
-# the default comparison: small enough for TCG, wide enough for a slope;
-# larger sweeps (W up to 1024 on x86_64, 256 on i386) through
-# 'harness.py run --workload bundle --mode pair --param W=...'
+# the default comparison: small enough for TCG, wide enough for a slope
+# (with fork-chain: 42 boots, 253 s of them on this 2-core TCG host while
+# another guest ran); larger sweeps (W up to 1024 on x86_64, 256 on
+# i386) through 'harness.py run --workload bundle --mode pair --param
+# W=1,4,16,64,256,1024 --mem 512'
 COMPARE_W = [8, 64]
 COMPARE_MB = 16
 COMPARE_MEM = {"x86_64": [128]}
@@ -77,6 +79,14 @@ def pattern_series(recs: list[dict],
     return out
 
 
+def w_axis(ax, recs: list[dict]) -> None:
+    """W on a log2 axis, ticked at the widths measured."""
+    ws = sorted({w for w in map(fg.param("W"), recs) if w})
+    ax.set_xscale("log", base=2)
+    ax.set_xticks(ws, [str(w) for w in ws])
+    ax.minorticks_off()
+
+
 def plot_bundle(records: list[dict], out_dir: Path) -> list[Path]:
     recs = bundle_records(records)
     if not recs:
@@ -90,14 +100,14 @@ def plot_bundle(records: list[dict], out_dir: Path) -> list[Path]:
         mine = [r for r in recs if r.get("arch") == arch]
         data = pattern_series(mine, fg.metric("visited_per_reclaimed_count"))
         fg.draw_series(ax1, data, labels)
-        ax1.set_xscale("log", base=2)
+        w_axis(ax1, mine)
         ax1.set_yscale("log")
         fg.finish(ax1, f"rmap candidates visited per data page reclaimed "
                   f"({arch})", "workers (W)",
                   "mms (anonmm) or vmas (anon_vma) per page")
         data = pattern_series(mine, fg.metric("data_swapout_per_s"))
         fg.draw_series(ax2, data, labels)
-        ax2.set_xscale("log", base=2)
+        w_axis(ax2, mine)
         ax2.set_ylim(bottom=0)
         fg.finish(ax2, f"Swap-out throughput under the balloon ({arch})",
                   "workers (W)", "data pages swapped out per second")
