@@ -6,6 +6,7 @@ Run with: /usr/bin/python3 -m pytest tests/unit/test_bench_output.py
 Sizes stay tiny (a few MB): the host is not a guest.
 """
 
+import functools
 import json
 import os
 import re
@@ -13,6 +14,8 @@ import subprocess
 from pathlib import Path
 
 import pytest
+
+from rmapbench import programs
 
 ROOT = Path(__file__).resolve().parents[2]
 BENCH = ROOT / "bench"
@@ -25,10 +28,15 @@ UNITS = ("_ns", "_bytes", "_kb", "_pages", "_per_s", "_count")
 IDENTITY = {"workload", "mode", "record", "scheme", "arch", "kind",
             "generation", "stop", "phase1_stop", "stop_errno",
             "pageout_method"}
-PARAMS = {"V", "N", "D", "K", "pages", "R_mb", "moves", "swap_pct",
-          "aligned", "seed", "mb", "shared_pct", "exit_parent", "passes",
-          "low_floor_kb", "max_vmas", "procs", "pid", "kind", "W",
-          "push_pct", "touch", "pageout"}
+
+
+@functools.cache
+def declared_params() -> frozenset[str]:
+    """Every parameter any program declares (its rmb_param table)."""
+    return frozenset(n for p in PROGRAMS for n in programs.names(p)
+                     if n != "mode")
+
+
 COMMON = ("workload", "mode", "record", "scheme", "arch", "page_size_bytes",
           "low_total_kb", "seed", "verified_pages", "verify_mismatch_pages")
 DELTA = ("slab_vm_area_struct_delta_bytes", "slab_anon_vma_delta_bytes",
@@ -101,8 +109,9 @@ def apart(value):
     Returns the three in one dict, for the checks below."""
     assert set(value) == LINE, sorted(value)
     params, metrics = value["params"], value["metrics"]
-    assert set(params) <= PARAMS, sorted(set(params) - PARAMS)
-    assert not set(metrics) & PARAMS, sorted(set(metrics) & PARAMS)
+    known = declared_params()
+    assert set(params) <= known, sorted(set(params) - known)
+    assert not set(metrics) & known, sorted(set(metrics) & known)
     check_units(metrics)
     return {**{k: value[k] for k in LINE - {"params", "metrics"}},
             **params, **metrics}
@@ -125,7 +134,7 @@ def parse(stdout):
 
 def check_units(rec):
     for key, value in rec.items():
-        if key in IDENTITY or key in PARAMS:
+        if key in IDENTITY or key in declared_params():
             continue
         assert key.endswith(UNITS), f"field {key} carries no unit"
         assert isinstance(value, (int, float)), (key, value)
