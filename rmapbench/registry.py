@@ -18,8 +18,11 @@ Expect = tuple[str, str, int]
 
 @dataclass(frozen=True)
 class SchemeRule:
-    """What the suite expects of a scheme in torture runs of one mode
-    ("*": every mode) and one pressure setting (None: either)."""
+    """What the suite expects of a scheme in the summaries of one
+    workload and mode ("*": every one) at one pressure setting (None:
+    either).  The mode alone names nothing: two programs may both call
+    their mode "all"."""
+    workload: str
     mode: str
     pressure: int | None
     expect: tuple[Expect, ...]
@@ -71,21 +74,21 @@ _ORPHANS = ("anon_rmap_orphan_pages", ">", 0)
 
 STACKS: tuple[Stack, ...] = (
     Stack("anon_vma", "anon_vma", "CONFIG_ANON_VMA", "anon_vma", "#0072B2",
-          rules=(SchemeRule("*", None, (
+          rules=(SchemeRule("*", "*", None, (
               ("mremap_anon_copy_pages", "==", 0),
               ("anon_rmap_orphan_pages", "==", 0),
               ("anon_swapin_copy_pages", "==", 0))),
                  # rmb-orphan: an exited child pins nothing
-                 SchemeRule("child", None, (
+                 SchemeRule("orphan", "child", None, (
                      ("pinned_objs_count", "==", 0),)))),
     Stack("anonmm", "anonmm", "CONFIG_ANONMM", "anonmm", "#D55E00",
-          rules=(SchemeRule("mremap", None, (_COPIES,)),
-                 SchemeRule("all", None, (_COPIES,)),
-                 SchemeRule("exit", 1, (_ORPHANS,)),
-                 SchemeRule("all", 1, (_ORPHANS,)),
+          rules=(SchemeRule("torture", "mremap", None, (_COPIES,)),
+                 SchemeRule("torture", "all", None, (_COPIES,)),
+                 SchemeRule("torture", "exit", 1, (_ORPHANS,)),
+                 SchemeRule("torture", "all", 1, (_ORPHANS,)),
                  # rmb-orphan: the exited child's anonmm, pinned by the
                  # pages it mapped first, until the walk re-points them
-                 SchemeRule("child", None, (
+                 SchemeRule("orphan", "child", None, (
                      ("pinned_objs_count", "==", 1), _ORPHANS)))),
 )
 # The ratio of every comparison is NEW / BASE.
@@ -175,12 +178,13 @@ def variant_named(name: str) -> Variant:
     return next((v for v in VARIANTS if v.name == name), Variant(name))
 
 
-def expectations(scheme: str, mode: str, pressure: int | None
-                 ) -> list[Expect]:
-    """What the suite expects of scheme's torture summary of mode."""
+def expectations(scheme: str, workload: str, mode: str,
+                 pressure: int | None) -> list[Expect]:
+    """What the suite expects of scheme's summary of workload's mode."""
     s = by_scheme(scheme)
     out: list[Expect] = []
     for rule in s.rules if s else ():
-        if rule.mode in ("*", mode) and rule.pressure in (None, pressure):
+        if (rule.workload in ("*", workload) and rule.mode in ("*", mode)
+                and rule.pressure in (None, pressure)):
             out += rule.expect
     return out

@@ -71,7 +71,7 @@ def judge_torture(t: Test, step: consolemod.Step, scheme: str) -> Judged:
         return FAIL, "no summary result line", {}
     s = record.flat(summaries[-1])
     expect = list(t.expect) + registry.expectations(
-        scheme, s.get("mode", "all"), s.get("pressure"))
+        scheme, s.get("workload", ""), s.get("mode", ""), s.get("pressure"))
     details = {k: s[k] for k in TORTURE_DETAILS if k in s}
     for key, op, n in expect:
         value = s.get(key)

@@ -29,8 +29,16 @@ def test_base_new_and_what_follows_from_them():
 
 def test_scheme_expectations():
     assert ("mremap_anon_copy_pages", "==", 0) in registry.expectations(
-        "anon_vma", "exit", 1)
-    mm = registry.expectations("anonmm", "exit", 1)
+        "anon_vma", "torture", "exit", 1)
+    mm = registry.expectations("anonmm", "torture", "exit", 1)
     assert mm == [("anon_rmap_orphan_pages", ">", 0)]
-    assert registry.expectations("anonmm", "exit", 0) == []
-    assert registry.expectations("unknown", "all", 1) == []
+    assert registry.expectations("anonmm", "torture", "exit", 0) == []
+    assert registry.expectations("unknown", "torture", "all", 1) == []
+
+
+def test_a_rule_of_one_workload_spares_another_of_the_same_mode():
+    # rmb-forkcopy's only mode is "all", as is torture's busiest: the
+    # copies torture must make are nothing forkcopy owes
+    assert ("mremap_anon_copy_pages", ">", 0) in registry.expectations(
+        "anonmm", "torture", "all", 0)
+    assert registry.expectations("anonmm", "forkcopy", "all", 0) == []
