@@ -17,19 +17,22 @@ from . import compare, experiments, facts, failures
 
 
 def write_report(run_dir: Path, records: list[dict], metadata: dict,
-                 plot_files: list[Path]) -> Path:
+                 plot_files: list[Path],
+                 analysis: list[stats.ConfigStats] | None = None) -> Path:
     """Write run_dir/report.md (atomically) and return its path."""
     run_dir.mkdir(parents=True, exist_ok=True)
     path = run_dir / "report.md"
     tmp = path.with_suffix(".md.tmp")
-    tmp.write_text(render(run_dir, records, metadata, plot_files))
+    tmp.write_text(render(run_dir, records, metadata, plot_files, analysis))
     os.replace(tmp, path)
     return path
 
 
 def render(run_dir: Path, records: list[dict], metadata: dict,
-           plot_files: list[Path]) -> str:
-    analysis = stats.analyse(records)
+           plot_files: list[Path],
+           analysis: list[stats.ConfigStats] | None = None) -> str:
+    if analysis is None:
+        analysis = stats.analyse(records)
     failed = [r for r in records if stats.is_failed(r)]
     accel = facts.tcg(metadata, records)
     parts = [f"# rmapbench report: "
