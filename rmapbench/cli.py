@@ -5,7 +5,7 @@ import sys
 from pathlib import Path
 
 from . import check, experiments, kbuild, paths, phases, programs, registry
-from . import reparse, runner, smoke
+from . import reparse, repetitions, runner, smoke
 from . import store, workloads
 from .errors import UserError
 
@@ -129,15 +129,17 @@ def report_run(rdir: Path, watch: "phases.Stopwatch | None" = None) -> Path:
     """Statistics, plots and report, each phase timed on watch."""
     watch = watch or phases.Stopwatch()
     records = store.load_records(rdir)
+    metadata = store.load_metadata(rdir)
     from . import plots, report, stats
     with watch.phase("stats"):
-        analysis = stats.analyse(records)
+        analysis = stats.analyse(
+            records, checked=repetitions.checked(metadata))
     with watch.phase("plots"):
         plot_files = plots.make_plots(records, paths.PLOTS / rdir.name)
     phases.save(rdir, watch)
     with watch.phase("report"):
-        out = report.write_report(rdir, records, store.load_metadata(rdir),
-                                  plot_files, analysis)
+        out = report.write_report(rdir, records, metadata, plot_files,
+                                  analysis)
     print(f"report: {out}")
     return out
 

@@ -122,8 +122,9 @@ ARCHES: tuple[Arch, ...] = (
 
 HOST, ICOUNT = "host", "icount"
 CLOCKS: tuple[Clock, ...] = (
-    Clock(HOST, "guest time follows host time (KVM, or TCG's emulation "
-          "speed): timings move with the host's load"),
+    Clock(HOST, "guest time follows host time (real time under KVM, the "
+          "emulator's speed under emulation): timings move with the "
+          "host's load"),
     # Instruction counting: 1 ns of guest time per instruction executed,
     # and an idle guest jumps to its next timer (sleep=off).  TCG only.
     # noapictimer: the kernel's local APIC timer calibration spins for

@@ -225,3 +225,10 @@ def decisions(points: list[Point], records: list[dict], stacks: list[str],
               fixed: int | None) -> dict[Point, Decision]:
     idx = index(records)
     return {p: decide(points, p, idx, stacks, fixed) for p in points}
+
+
+def checked(metadata: dict) -> frozenset[Config]:
+    """The configurations of a run whose exact counts it checked (their
+    experiment stayed EXACT: its check point's boots agreed)."""
+    return frozenset(Config.of(p) for p in metadata.get("repetitions") or []
+                     if p.get("policy") == EXACT)

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from .. import figures as fg
 from .. import registry
+from ..registry import HOST, ICOUNT
 from .base import HIGHER, Experiment, Figure, Mode, Workload, metric
 
 ALL = registry.arch_names()
@@ -62,6 +63,7 @@ WORKLOAD = Workload(
     experiments=(
         Experiment("fork-breadth", "fork", "breadth", ALL,
                    sweep={"N": [8, 32, 128]}, fixed={"V": 1000},
+                   clocks=(ICOUNT,),
                    text="one parent forks N children: latency, memory per "
                         "child"),
         Experiment("fork-depth", "fork", "depth", ALL,
@@ -70,6 +72,9 @@ WORKLOAD = Workload(
                         "the next"),
         Experiment("fork-rate", "fork", "rate", ALL,
                    fixed={"V": 1000, "N": 300},
+                   # the host clock too: the report shows how far the
+                   # two clocks agree
+                   clocks=(ICOUNT, HOST),
                    text="fork + child check + exit, rounds per second")),
     figures=(Figure("fork-breadth", ("fork-breadth",), plot_fork_breadth),),
     order=20)
