@@ -1,15 +1,19 @@
 """fork: a parent with V VMAs forks N children (breadth: latency per
 fork, kernel memory per child), a chain of D generations each touching
-pages then forking the next (depth: anon_vma_chain growth), fork+exit
+pages then forking the next (depth: anon_vma_chain growth), the same
+chain with every parent exiting once it forked (chain: the 2012-2015
+anon_vma growth reproducer, up to 100000 generations: rmap slab alive
+per live process, orphan pages re-pointed, fork latency), fork+exit
 rounds (rate).  bench/rmb-fork.c.
 """
 
 from pathlib import Path
 
 from .. import figures as fg
-from .. import registry
+from .. import registry, stats
 from ..registry import HOST, ICOUNT
-from .base import HIGHER, Experiment, Figure, Mode, Workload, metric
+from .base import HIGHER, NEUTRAL, Experiment, Figure, Mode, Workload, \
+    metric
 
 ALL = registry.arch_names()
 
@@ -40,6 +44,59 @@ def plot_fork_breadth(records: list[dict], out_dir: Path) -> list[Path]:
     return fg.save(fig, out_dir, "fork-breadth")
 
 
+# (metric, scale, title, y label) of the fork-chain figure's panels
+CHAIN_PANELS = (
+    ("rmap_slab_per_process_bytes", 1.0,
+     "rmap slab alive per live process",
+     "anon_vma + anon_vma_chain + anonmm (bytes)"),
+    ("fork_median_ns", 1e-3, "fork() latency, median since the last line",
+     "µs"),
+    ("anon_rmap_orphan_pages", 1.0, "orphan pages re-pointed (so far)",
+     "pages"))
+
+
+def chain_records(records: list[dict]) -> list[dict]:
+    """The generation lines of every chain run, of the comparison's
+    experiment and of 'harness.py run' sweeps alike."""
+    return [r for r in records if r.get("workload") == "fork"
+            and r.get("mode") == "chain" and not stats.is_failed(r)
+            and r.get("record") == "generation"]
+
+
+def plot_fork_chain(records: list[dict], out_dir: Path) -> list[Path]:
+    recs = chain_records(records)
+    if not recs:
+        return fg.skipped("fork-chain", "no fork chain records")
+    plt = fg._pyplot()
+    labels = fg.stack_labels(records)
+    archs = fg.arches(recs)
+    fig, axes = plt.subplots(len(archs), len(CHAIN_PANELS), squeeze=False,
+                             figsize=(6 * len(CHAIN_PANELS), 4.6 * len(archs)))
+    for arch, row in zip(archs, axes):
+        mine = [r for r in recs if r.get("arch") == arch]
+        for ax, (name, scale, title, ylabel) in zip(row, CHAIN_PANELS):
+            data = fg.series(mine, fg.metric("generation"),
+                             fg.metric(name, scale), skip=("arch",))
+            fg.draw_series(ax, data, labels)
+            ax.set_xscale("log")
+            ax.set_ylim(bottom=0)
+            fg.finish(ax, f"{title} ({arch})",
+                      "generation (parents exited)", ylabel)
+    fig.tight_layout()
+    return fg.save(fig, out_dir, "fork-chain")
+
+
+def chain_metrics() -> tuple:
+    return (metric("rmap_slab_per_process_bytes",
+                   "rmap slab alive per live process", "B/process",
+                   exact=True),
+            metric("rmap_slab_delta_objs_count", "rmap slab objects alive",
+                   "objects", exact=True),
+            metric("fork_median_ns", "fork() latency, median", "ns"),
+            metric("anon_rmap_orphan_pages", "orphan pages re-pointed",
+                   "pages", NEUTRAL, exact=True))
+
+
 WORKLOAD = Workload(
     "fork", "rmb-fork",
     modes=(
@@ -57,6 +114,8 @@ WORKLOAD = Workload(
                    exact=True),
             metric("slab_anonmm_delta_bytes", "anonmm slab", "B",
                    exact=True)), record="generation", main=("fork-depth",)),
+        Mode("chain", chain_metrics(), record="generation",
+             main=("fork-chain",)),
         Mode("rate", (
             metric("forks_per_s", "fork+exit rate", "forks/s", HIGHER),),
             main=("fork-rate",))),
@@ -70,11 +129,17 @@ WORKLOAD = Workload(
                    fixed={"D": 16, "pages": 256},
                    text="a chain of generations, each COWing and forking "
                         "the next"),
+        Experiment("fork-chain", "fork", "chain", ("x86_64",),
+                   fixed={"D": 1000, "pages": 256, "touch": 32},
+                   mem_mb={"x86_64": [128]},
+                   text="a chain of generations, each parent exiting once "
+                        "it forked: rmap slab per live process"),
         Experiment("fork-rate", "fork", "rate", ALL,
                    fixed={"V": 1000, "N": 300},
                    # the host clock too: the report shows how far the
                    # two clocks agree
                    clocks=(ICOUNT, HOST),
                    text="fork + child check + exit, rounds per second")),
-    figures=(Figure("fork-breadth", ("fork-breadth",), plot_fork_breadth),),
+    figures=(Figure("fork-breadth", ("fork-breadth",), plot_fork_breadth),
+             Figure("fork-chain", ("fork-chain",), plot_fork_chain)),
     order=20)

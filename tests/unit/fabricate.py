@@ -19,7 +19,9 @@ FAILURE_EXCERPT = ("[  12.345678] BUG: Bad rss-counter state mm:c1234567 "
 FAILURE = "kernel fault (BUG) at console line 512"
 EXPERIMENTS = ("vma-cost", "lowmem", "capacity", "fork-breadth", "fork-depth",
                "fork-rate", "mremap-unshared", "mremap-shared",
-               "mremap-swapped", "swap-mem", "swap-family", "swap-ceiling")
+               "mremap-swapped", "swap-mem", "swap-family", "swap-ceiling",
+               "bundle-private", "bundle-pair", "bundle-shared",
+               "fork-chain")
 
 
 def record(experiment: str, stack: str, arch: str, workload: str, mode: str,
@@ -183,6 +185,25 @@ class Fab:
                          lambda rep: {"generations_count": 8,
                                       "slab_total_delta_bytes": 0})
 
+    def fork_chain(self) -> None:
+        """Bounded both: anon_vma about 2 objects per VMA, anonmm one per
+        dead generation whose pages the chain has not rewritten yet."""
+        p = {"D": 1000, "pages": 256, "touch": 8}
+        for stack in STACKS:
+            for gen in (1, 2, 5, 10, 100, 999):
+                def make(rep, stack=stack, gen=gen):
+                    objs = min(gen, 32) + 2 if self.is_anonmm(stack) \
+                        else 29 + min(gen, 24)
+                    size = 40 if self.is_anonmm(stack) else 80
+                    return {"generation": gen, "processes_count": 1,
+                            "rmap_slab_delta_objs_count": objs,
+                            "rmap_slab_per_process_bytes": objs * size,
+                            "fork_median_ns": self.noisy(300000),
+                            "anon_rmap_orphan_pages":
+                                248 * gen if self.is_anonmm(stack) else 0}
+                self.add("fork-chain", stack, "x86_64", "fork", "chain", p,
+                         make, mem_mb=128, record_kind="generation")
+
     def fork_rate(self) -> None:
         for arch in ARCHES:
             for stack in STACKS:
@@ -253,6 +274,24 @@ class Fab:
                              lambda rep, s=stack, n=n:
                              self.swap_metrics(s, 192, n), mem_mb=192)
 
+    def bundle(self) -> None:
+        """Visits per reclaimed page: 2 walks of 1, 2 or W + 1 candidates,
+        but anonmm's pair pages search the bundle (W + 1)."""
+        for stack in STACKS:
+            for mode in ("private", "pair", "shared"):
+                for w in (8, 64):
+                    def make(rep, stack=stack, mode=mode, w=w):
+                        mms = {"private": 1, "pair": 2, "shared": w + 1}[mode]
+                        if mode == "pair" and self.is_anonmm(stack):
+                            mms = w + 1
+                        return {"visited_per_reclaimed_count":
+                                self.noisy(1.9 * mms),
+                                "data_swapout_per_s":
+                                self.noisy(5000 / (1 + mms / 200)),
+                                "elapsed_ns": self.noisy(1e9)}
+                    self.add(f"bundle-{mode}", stack, "x86_64", "bundle",
+                             mode, {"W": w, "mb": 16}, make, mem_mb=128)
+
     def failures(self) -> None:
         """One failed rep in swap-mem, and fork-rate x86_64 anonmm failed
         in every rep (its cell must say failed, never a number)."""
@@ -276,9 +315,10 @@ class Fab:
 
     def everything(self) -> list[dict]:
         for build in (self.vma_cost, self.lowmem, self.capacity,
-                      self.fork_breadth, self.fork_depth, self.fork_rate,
+                      self.fork_breadth, self.fork_depth, self.fork_chain,
+                      self.fork_rate,
                       self.mremap, self.swap_mem, self.swap_family,
-                      self.failures):
+                      self.bundle, self.failures):
             build()
         return self.records
 

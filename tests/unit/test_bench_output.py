@@ -27,7 +27,8 @@ IDENTITY = {"workload", "mode", "record", "scheme", "arch", "kind",
             "pageout_method"}
 PARAMS = {"V", "N", "D", "K", "pages", "R_mb", "moves", "swap_pct",
           "aligned", "seed", "mb", "shared_pct", "exit_parent", "passes",
-          "low_floor_kb", "max_vmas", "procs", "pid", "kind"}
+          "low_floor_kb", "max_vmas", "procs", "pid", "kind", "W",
+          "push_pct", "touch", "pageout"}
 COMMON = ("workload", "mode", "record", "scheme", "arch", "page_size_bytes",
           "low_total_kb", "seed", "verified_pages", "verify_mismatch_pages")
 DELTA = ("slab_vm_area_struct_delta_bytes", "slab_anon_vma_delta_bytes",
@@ -42,6 +43,19 @@ DELTA = ("slab_vm_area_struct_delta_bytes", "slab_anon_vma_delta_bytes",
 ABSOLUTE = ("slab_vm_area_struct_bytes", "slab_anon_vma_bytes",
             "slab_anon_vma_chain_bytes", "slab_anonmm_bytes",
             "page_tables_kb", "mem_free_kb", "low_free_kb", "high_free_kb")
+BUNDLE = ("workers_count", "processes_count", "data_pages",
+          "mms_per_data_page_count", "lock_failed_count", "data_swapped_pages",
+          "spawn_ns", "spawn_pswpout_pages", "floor_ns",
+          "floor_pswpout_pages", "pressure_ns",
+          "balloon_locked_kb", "data_swapout_per_s",
+          "swapout_per_s", "visited_per_reclaimed_count",
+          "anon_rmap_walk_per_reclaimed_count",
+          "anon_rmap_visit_per_reclaimed_count",
+          "anon_rmap_skip_per_reclaimed_count",
+          "anon_rmap_pte_per_reclaimed_count",
+          "anon_rmap_trylock_fail_per_reclaimed_count", "kswapd_cpu_ns",
+          "balloon_sys_ns", "reclaim_cpu_per_reclaimed_ns", "verify_ns",
+          "verify_pswpin_pages", "elapsed_ns", "members_majflt_count", *DELTA)
 STATS = ("_min_ns", "_median_ns", "_p90_ns", "_max_ns", "_mean_ns")
 
 
@@ -134,6 +148,12 @@ CASES = {
                       *DELTA, *per("child"))),
     "fork-depth": ("rmb-fork", ["mode=depth", "D=4", "pages=64"],
                    ("generations_count", *ABSOLUTE, *DELTA)),
+    "fork-chain": ("rmb-fork", ["mode=chain", "D=30", "pages=16", "touch=4"],
+                   ("generations_count", "elapsed_ns", "forks_per_s",
+                    *stats("fork"), "processes_count",
+                    "rmap_slab_delta_objs_count", "rmap_slab_delta_bytes",
+                    "rmap_slab_per_process_bytes", "pageout_candidate_pages",
+                    "pageout_missed_pages", *ABSOLUTE, *DELTA)),
     "fork-rate": ("rmb-fork", ["mode=rate", "N=20", "V=50"],
                   ("rounds_count", "forks_per_s", "elapsed_ns",
                    *stats("round"))),
@@ -161,6 +181,10 @@ CASES = {
               "anon_rmap_pte_per_swapout_count", "kswapd_cpu_ns",
               "members_majflt_count", "members_minflt_count",
               "members_sys_ns", "members_user_ns", *DELTA)),
+    "bundle-private": ("rmb-bundle", ["W=4", "mb=4"], BUNDLE),
+    "bundle-pair": ("rmb-bundle", ["mode=pair", "W=3", "mb=2"], BUNDLE),
+    "bundle-shared": ("rmb-bundle", ["mode=shared", "W=5", "mb=2",
+                                     "push_pct=30"], BUNDLE),
     "swap-orphans": ("rmb-swap", ["N=3", "mb=32", "exit_parent=1",
                                   "shared_pct=80", "passes=2"],
                      ("members_count", "swapout_per_s", *DELTA)),
@@ -204,6 +228,43 @@ def test_depth_has_a_line_per_generation(built):
                 assert key in rec
 
 
+@pytest.mark.parametrize("mode,procs,mms,verified", [
+    ("private", 5, 1, 512), ("pair", 9, 2, 1024), ("shared", 5, 5, 1024)])
+def test_bundle_family_and_what_it_verifies(built, mode, procs, mms,
+                                            verified):
+    """W=4, 2 MB: private pages verified once, a pair's by the worker and
+    its helper, shared ones by the master and (a slice each) the
+    workers.  On a host: no balloon, nothing reclaimed, no lock failed
+    (root may mlock)."""
+    results, _ = parse(run(built, "rmb-bundle", f"mode={mode}", "W=4",
+                           "mb=2").stdout)
+    (rec,) = results
+    assert (rec["processes_count"], rec["mms_per_data_page_count"],
+            rec["verified_pages"]) == (procs, mms, verified)
+    assert rec["data_pages"] == 512 and rec["verify_mismatch_pages"] == 0
+    if not Path("/proc/rmapbench").exists():
+        assert rec["balloon_locked_kb"] == 0
+        assert rec["data_swapped_pages"] == 0
+    if os.geteuid() == 0:
+        assert rec["lock_failed_count"] == 0
+
+
+def test_chain_lines_at_1_2_5_and_the_last(built):
+    """A line at generations 1, 2, 5, 10, 20 and the last; each verified
+    what the generations before it did: 29 quick checks and 5 full ones
+    of 16 pages by the end."""
+    results, _ = parse(run(built, "rmb-fork", "mode=chain", "D=30",
+                           "pages=16", "touch=4").stdout)
+    lines = [r for r in results if r["record"] == "generation"]
+    assert [r["generation"] for r in lines] == [1, 2, 5, 10, 20, 29]
+    for rec in lines:
+        assert rec["processes_count"] == 1
+        assert rec["fork_median_ns"] > 0
+    assert results[-1]["record"] == "summary"
+    assert results[-1]["generations_count"] == 30
+    assert results[-1]["verified_pages"] == (29 + 6) * 16
+
+
 def test_capacity_steps(built):
     results, _ = parse(run(built, "rmb-vma", "mode=capacity", "max_vmas=100",
                            "procs=4", "low_floor_kb=0").stdout)
@@ -236,6 +297,11 @@ BAD = [
     ("rmb-fork", ["mode=depth", "N=3"]),
     ("rmb-fork", ["mode=depth", "D=0"]),
     ("rmb-fork", ["V=1", "V=2"]),
+    ("rmb-fork", ["mode=depth", "D=5000"]),   # depth: at most 4096
+    ("rmb-fork", ["mode=chain", "D=100001"]),
+    ("rmb-fork", ["mode=chain", "pages=16", "touch=17"]),
+    ("rmb-fork", ["mode=chain", "pageout=2"]),
+    ("rmb-fork", ["mode=depth", "touch=4"]),  # chain only
     ("rmb-mremap", ["R_mb=0"]),
     ("rmb-mremap", ["R_mb=99999999"]),
     ("rmb-mremap", ["R_mb=1048576"]),         # 1 TB: no memory for it
@@ -247,6 +313,12 @@ BAD = [
     ("rmb-swap", ["exit_parent=2"]),
     ("rmb-swap", ["mb=1048576"]),
     ("rmb-swap", ["mode=other"]),
+    ("rmb-bundle", ["W=0"]),
+    ("rmb-bundle", ["mode=all"]),
+    ("rmb-bundle", ["push_pct=95"]),
+    ("rmb-bundle", ["W=4096", "mb=1"]),       # no page for each worker
+    ("rmb-bundle", ["mode=shared", "W=1022"]),  # looks DMA-pinned
+    ("rmb-bundle", ["mb=65536"]),             # 64 GB of data
     ("rmb-pageout", ["pid=0"]),
     ("rmb-pageout", ["mode=shared"]),
     ("rmb-race", ["pages=0"]),

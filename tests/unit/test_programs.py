@@ -18,7 +18,9 @@ def test_tables_come_from_the_programs():
     assert fork["N"].max_in("breadth") == 4096
     assert fork["N"].max_in("rate") == 1000000
     assert fork["kind"].choices == ("split", "gap")
-    assert fork["D"].modes == ("depth",)
+    assert fork["D"].modes == ("depth", "chain")
+    assert fork["D"].max_in("depth") == 4096
+    assert fork["D"].max_in("chain") == 100000
 
 
 @pytest.mark.parametrize("values,says", [
@@ -42,7 +44,7 @@ def test_good_values_pass():
 
 def test_the_readme_tables_are_current():
     readme = (paths.BENCH / "README.md").read_text()
-    assert readme.count("<!-- params: rmb-") == 6
+    assert readme.count("<!-- params: rmb-") == 7
     assert programs.readme(readme) == readme, \
         "run 'harness.py params --readme'"
 

@@ -1,0 +1,125 @@
+"""bundle: a prefork server's family (a master and W workers) under
+reclaim, its data mapped by one worker (private), by a worker and a
+helper it forked after every worker was up (pair), or by every worker
+(shared): rmap candidates visited, ptes examined and try-lock failures
+per page swapped out, swap-out throughput, reclaim CPU time
+(bench/rmb-bundle.c).  Where the schemes differ: a pair page makes
+anonmm search the bundle for the helper, anon_vma look at two vmas.
+"""
+
+from collections.abc import Callable
+from pathlib import Path
+
+from .. import figures as fg
+from .. import stats
+from .base import HIGHER, NEUTRAL, Experiment, Figure, Mode, Workload, metric
+
+PATTERNS = ("private", "pair", "shared")
+# the default comparison: small enough for TCG, wide enough for a slope
+# (with fork-chain: 42 boots, 253 s of them on this 2-core TCG host while
+# another guest ran); larger sweeps (W up to 1024 on x86_64, 256 on
+# i386) through 'harness.py run --workload bundle --mode pair --param
+# W=1,4,16,64,256,1024 --mem 512'
+COMPARE_W = [8, 64]
+COMPARE_MB = 16
+COMPARE_MEM = {"x86_64": [128]}
+
+
+def bundle_metrics() -> tuple:
+    return (
+        metric("data_swapout_per_s", "data pages swapped out per second",
+               "pages/s", HIGHER),
+        metric("visited_per_reclaimed_count",
+               "rmap candidates visited per data page reclaimed",
+               "visits/page"),
+        metric("anon_rmap_pte_per_reclaimed_count",
+               "ptes examined per data page reclaimed", "ptes/page"),
+        metric("reclaim_cpu_per_reclaimed_ns",
+               "reclaim CPU (kswapd + the balloon's system time) per data "
+               "page reclaimed", "ns/page"),
+        metric("kswapd_cpu_ns", "kswapd CPU time", "ns"),
+        metric("elapsed_ns", "the workload's wall time", "ns"),
+        metric("anon_rmap_trylock_fail_per_reclaimed_count",
+               "try-lock failures per data page reclaimed", "fails/page",
+               NEUTRAL))
+
+
+def experiment(pattern: str) -> Experiment:
+    return Experiment(
+        f"bundle-{pattern}", "bundle", pattern, ("x86_64",),
+        sweep={"W": COMPARE_W}, fixed={"mb": COMPARE_MB},
+        mem_mb=COMPARE_MEM, timeout_s=600.0,
+        text=f"a master and W workers under reclaim, data {pattern} "
+             f"({TEXT[pattern]})")
+
+
+TEXT = {"private": "each page mapped by one worker",
+        "pair": "each page mapped by a worker and its helper",
+        "shared": "each page mapped by every worker"}
+
+
+def bundle_records(records: list[dict]) -> list[dict]:
+    """Every measured bundle summary, of the comparison's experiments
+    and of 'harness.py run' sweeps alike."""
+    return [r for r in records if r.get("workload") == "bundle"
+            and not stats.is_failed(r)
+            and r.get("record", "summary") == "summary"]
+
+
+def pattern_series(recs: list[dict],
+                   value: Callable[[dict], float | None]) -> dict:
+    """(stack, 'pattern [what else varies]') -> points against W, as
+    figures.series gives them."""
+    out = {}
+    for pattern in PATTERNS:
+        mine = [r for r in recs if r.get("mode") == pattern]
+        for (stack, label), pts in fg.series(mine, fg.param("W"), value,
+                                             skip=("W", "arch")).items():
+            out[(stack, " ".join(t for t in (pattern, label) if t))] = pts
+    return out
+
+
+def w_axis(ax, recs: list[dict]) -> None:
+    """W on a log2 axis, ticked at the widths measured."""
+    ws = sorted({w for w in map(fg.param("W"), recs) if w})
+    ax.set_xscale("log", base=2)
+    ax.set_xticks(ws, [str(w) for w in ws])
+    ax.minorticks_off()
+
+
+def plot_bundle(records: list[dict], out_dir: Path) -> list[Path]:
+    recs = bundle_records(records)
+    if not recs:
+        return fg.skipped("bundle", "no bundle records")
+    plt = fg._pyplot()
+    archs = fg.arches(recs)
+    labels = fg.stack_labels(records)
+    fig, axes = plt.subplots(len(archs), 2, squeeze=False,
+                             figsize=(13, 5 * len(archs)))
+    for arch, (ax1, ax2) in zip(archs, axes):
+        mine = [r for r in recs if r.get("arch") == arch]
+        data = pattern_series(mine, fg.metric("visited_per_reclaimed_count"))
+        fg.draw_series(ax1, data, labels)
+        w_axis(ax1, mine)
+        ax1.set_yscale("log")
+        fg.finish(ax1, f"rmap candidates visited per data page reclaimed "
+                  f"({arch})", "workers (W)",
+                  "mms (anonmm) or vmas (anon_vma) per page")
+        data = pattern_series(mine, fg.metric("data_swapout_per_s"))
+        fg.draw_series(ax2, data, labels)
+        w_axis(ax2, mine)
+        ax2.set_ylim(bottom=0)
+        fg.finish(ax2, f"Swap-out throughput under the balloon ({arch})",
+                  "workers (W)", "data pages swapped out per second")
+    fig.tight_layout()
+    return fg.save(fig, out_dir, "bundle")
+
+
+WORKLOAD = Workload(
+    "bundle", "rmb-bundle",
+    modes=tuple(Mode(p, bundle_metrics(), main=(f"bundle-{p}",))
+                for p in PATTERNS),
+    experiments=tuple(experiment(p) for p in PATTERNS),
+    figures=(Figure("bundle", tuple(f"bundle-{p}" for p in PATTERNS),
+                    plot_bundle),),
+    order=45)

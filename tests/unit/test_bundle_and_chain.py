@@ -1,0 +1,50 @@
+"""Issue 13's first two experiments as their modules declare them: the
+bundle's patterns and the fork chain, in the default comparison at sizes
+that fit its time, and drawn from 'harness.py run' sweeps too."""
+
+import fabricate
+from rmapbench import experiments, plots, workloads
+from rmapbench.workloads import bundle, fork
+
+NEW = ("bundle-private", "bundle-pair", "bundle-shared", "fork-chain")
+
+
+def test_they_are_in_the_default_comparison_at_a_few_boots():
+    names = [e.name for e in workloads.experiments()]
+    assert all(n in names for n in NEW)
+    cases = experiments.expand(experiments.by_name(list(NEW)),
+                               ["anon_vma", "anonmm"], ["i386", "x86_64"],
+                               3)
+    # 3 patterns x 2 widths + 1 chain, 2 stacks, 3 repetitions, x86_64
+    assert len(cases) == 42 and {c.arch for c in cases} == {"x86_64"}
+
+
+def test_each_pattern_is_a_mode_comparing_reclaim_per_page():
+    w = workloads.workload("bundle")
+    assert w.mode_names() == ("private", "pair", "shared")
+    for mode in w.modes:
+        assert mode.metrics[0].name == "data_swapout_per_s"
+        assert "visited_per_reclaimed_count" in [m.name for m in mode.metrics]
+
+
+def test_series_are_per_stack_and_pattern():
+    recs = [r for r in fabricate.full_run(reps=2)
+            if r["workload"] == "bundle"]
+    data = bundle.pattern_series(recs, bundle.fg.metric(
+        "visited_per_reclaimed_count"))
+    assert sorted(data) == sorted((s, p) for s in ("anon_vma", "anonmm")
+                                  for p in bundle.PATTERNS)
+    pair = dict(data[("anonmm", "pair")])
+    assert pair[64].mean > 10 * dict(data[("anon_vma", "pair")])[64].mean
+
+
+def test_sweeps_of_harness_run_are_drawn(tmp_path):
+    """A custom experiment's records (harness.py run) are drawn too."""
+    recs = [r for r in fabricate.full_run(reps=1)
+            if r["experiment"] in NEW]
+    for rec in recs:
+        rec["experiment"] = "custom"
+    files = plots.make_plots(recs, tmp_path)
+    assert sorted(f.name for f in files) == [
+        "bundle.png", "bundle.svg", "fork-chain.png", "fork-chain.svg"]
+    assert len(fork.chain_records(recs)) == 12
