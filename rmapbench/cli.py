@@ -4,8 +4,8 @@ import argparse
 import sys
 from pathlib import Path
 
-from . import check, experiments, kbuild, paths, programs, registry, reparse
-from . import runner, smoke
+from . import check, experiments, kbuild, paths, phases, programs, registry
+from . import reparse, repetitions, runner, smoke
 from . import store, workloads
 from .errors import UserError
 
@@ -53,59 +53,102 @@ def cmd_smoke(args: argparse.Namespace) -> int:
     return status
 
 
-def add_run_options(p: argparse.ArgumentParser, reps: int) -> None:
+def reps_arg(value: str) -> int | None:
+    """'auto' (None: decided per point) or a number of repetitions."""
+    if value == "auto":
+        return None
+    if not value.isdigit():
+        raise argparse.ArgumentTypeError(f"'{value}': use auto or a number")
+    return int(value)
+
+
+def clocks_arg(value: str) -> tuple[str, ...]:
+    return tuple(registry.clock(v).name for v in value.split(","))
+
+
+def add_run_options(p: argparse.ArgumentParser, reps: str) -> None:
     add_targets(p)
-    p.add_argument("--reps", type=int, default=reps,
-                   help=f"repetitions of every point (default {reps})")
+    p.add_argument("--reps", type=reps_arg, default=reps_arg(reps),
+                   help="repetitions of every point, or auto: decided per "
+                   "point from the metric catalogue (docs/results-format"
+                   f".md; default {reps})")
     p.add_argument("--run-id", help="results/<run-id>; the default names "
                    "the inputs, so running the same command again resumes")
     p.add_argument("--accel", default="auto", help="auto, kvm or tcg")
-    p.add_argument("--jobs", type=int, default=1,
-                   help="guests at a time (default 1: a 2-core machine)")
+    p.add_argument("--jobs", type=int, default=runner.SHARED_JOBS,
+                   help="guests at a time for boots whose timing is not at "
+                   f"stake (default {runner.SHARED_JOBS}); boots timed on "
+                   "the host clock always run alone")
 
 
 def cmd_run(args: argparse.Namespace) -> int:
     exp = experiments.custom(args.workload, args.mode, args.param or [],
                              args.mem, arches_arg(args.arch), args.timeout,
-                             args.append)
-    rdir = runner.run_experiments(
-        [exp], stacks_arg(args.stack), list(exp.arches), args.reps,
-        args.run_id, f"run-{args.workload}", args.accel, args.jobs)
-    return finish(rdir, args.no_report)
+                             args.append, clocks_arg(args.clock))
+    watch = phases.Stopwatch()
+    with watch.phase("boots"):
+        rdir = runner.run_experiments(
+            [exp], stacks_arg(args.stack), list(exp.arches), args.reps,
+            args.run_id, f"run-{args.workload}", args.accel, args.jobs)
+    return finish(rdir, args.no_report, watch)
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
+    watch = phases.Stopwatch()
+    if args.build:
+        with watch.phase("builds"):
+            kbuild.build_all(stacks_arg(args.stack), arches_arg(args.arch))
     names = args.experiments.split(",") if args.experiments else [
         e.name for e in workloads.experiments()]
-    rdir = runner.run_experiments(
-        experiments.by_name(names), stacks_arg(args.stack),
-        arches_arg(args.arch), args.reps, args.run_id, "compare",
-        args.accel, args.jobs)
-    return finish(rdir, args.no_report)
+    exps = experiments.by_name(names)
+    if args.full:
+        exps = [experiments.full(e) for e in exps]
+    with watch.phase("boots"):
+        rdir = runner.run_experiments(
+            exps, stacks_arg(args.stack), arches_arg(args.arch), args.reps,
+            args.run_id, "compare-full" if args.full else "compare",
+            args.accel, args.jobs)
+    return finish(rdir, args.no_report, watch)
 
 
-def finish(rdir: Path, no_report: bool) -> int:
-    """Plots and report for a finished run; 1 if any boot failed."""
+def finish(rdir: Path, no_report: bool,
+           watch: "phases.Stopwatch | None" = None) -> int:
+    """Plots and report for a finished run, the phases' wall times in
+    its metadata; 1 if any boot failed."""
+    watch = watch or phases.Stopwatch()
     records = store.load_records(rdir)
     failed = sum(1 for r in records if r["failed"])
     if not no_report:
-        report_run(rdir)
+        report_run(rdir, watch)
+    phases.save(rdir, watch)
     print(f"{len(records)} records, {failed} failed, in {rdir}")
     return 1 if failed else 0
 
 
-def report_run(rdir: Path) -> Path:
+def report_run(rdir: Path, watch: "phases.Stopwatch | None" = None) -> Path:
+    """Statistics, plots and report, each phase timed on watch."""
+    watch = watch or phases.Stopwatch()
     records = store.load_records(rdir)
-    from . import plots, report
-    plot_files = plots.make_plots(records, paths.PLOTS / rdir.name)
-    out = report.write_report(rdir, records, store.load_metadata(rdir),
-                              plot_files)
+    metadata = store.load_metadata(rdir)
+    from . import plots, report, stats
+    with watch.phase("stats"):
+        analysis = stats.analyse(
+            records, checked=repetitions.checked(metadata))
+    with watch.phase("plots"):
+        plot_files = plots.make_plots(records, paths.PLOTS / rdir.name)
+    phases.save(rdir, watch)
+    with watch.phase("report"):
+        out = report.write_report(rdir, records, metadata, plot_files,
+                                  analysis)
     print(f"report: {out}")
     return out
 
 
 def cmd_report(args: argparse.Namespace) -> int:
-    report_run(store.run_dir(args.run_id))
+    watch = phases.Stopwatch()
+    rdir = store.run_dir(args.run_id)
+    report_run(rdir, watch)
+    phases.save(rdir, watch)
     return 0
 
 
@@ -195,15 +238,23 @@ def add_run_commands(sub: Sub) -> None:
                    help="seconds per boot (default 600)")
     p.add_argument("--append", default="", metavar="ARGS",
                    help="extra kernel command line arguments")
+    p.add_argument("--clock", default=registry.HOST,
+                   help="guest clock(s), comma-separated: "
+                   f"{', '.join(registry.clock_names())} (default host)")
     p.add_argument("--no-report", action="store_true")
-    add_run_options(p, reps=3)
+    add_run_options(p, reps="3")
     p.set_defaults(func=cmd_run)
     p = sub.add_parser("compare", help="the default comparison: every "
                        "experiment, both stacks, both arches, report")
     p.add_argument("--experiments", help="comma-separated subset of: " +
                    ", ".join(e.name for e in workloads.experiments()))
+    p.add_argument("--full", action="store_true",
+                   help="the experiments' full sweeps (longer)")
+    p.add_argument("--build", action="store_true",
+                   help="build the kernels first (incremental), timed as "
+                   "a phase of the run")
     p.add_argument("--no-report", action="store_true")
-    add_run_options(p, reps=3)
+    add_run_options(p, reps="auto")
     p.set_defaults(func=cmd_compare)
     p = sub.add_parser("params", help="the workloads' parameters, as "
                        "their programs declare them")

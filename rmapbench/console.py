@@ -30,6 +30,8 @@ FAULT_PATTERNS = [
 ]
 EXCERPT_LINES = 40
 CLOCKSOURCE = re.compile(r"clocksource: Switched to clocksource (\S+)")
+# The kernel's timestamp when it starts the guest init.
+RUN_INIT = re.compile(r"^\[\s*(\d+\.\d+)\] Run /init as init process")
 # Clocks too coarse to time anything with (one tick: 4 ms at HZ=250).
 COARSE_CLOCKS = ("jiffies", "refined-jiffies")
 
@@ -79,6 +81,14 @@ class Console:
         if 0 < line_number <= len(self.line_steps):
             return self.line_steps[line_number - 1]
         return 0
+
+    def init_seconds(self) -> float | None:
+        """Guest seconds from the kernel's start to /init, if printed."""
+        for line in self.preamble:
+            match = RUN_INIT.match(line)
+            if match:
+                return float(match.group(1))
+        return None
 
     def section_pairs(self, name: str) -> dict[str, str]:
         """A 'name value' section (/proc/vmstat, /proc/rmapbench)."""

@@ -14,7 +14,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import guest, store
+from . import guest, qemu, registry, store
 from .progress import Progress
 
 
@@ -40,13 +40,14 @@ def execute(jobs: list[Job], rdir: Path, accel: str, judge: Judge,
     progress = Progress(len(todo), what)
 
     def one(job: Job) -> dict:
-        progress.note(f"{job.label} ({accel})")
+        progress.note(f"{job.label} ({clock_text(accel, job.boot.clock)})")
         run = guest.run(job.boot, store.log_file(rdir, job.key), accel)
         judged = judge(job, run)     # may find a failure in the results
         result = {"key": job.key, "seconds": round(run.boot.seconds, 2),
                   "failure": run.failure, "command": run.boot.command,
                   "timed_out": run.boot.timed_out,
-                  "qemu_rc": run.boot.qemu_rc, **judged}
+                  "qemu_rc": run.boot.qemu_rc,
+                  "phases": guest.phases(run), **judged}
         store.save_boot(rdir, job.key, result)
         progress.step_done()
         say(job, result)
@@ -55,6 +56,13 @@ def execute(jobs: list[Job], rdir: Path, accel: str, judge: Judge,
     with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
         done = {r["key"]: r for r in pool.map(one, todo)}
     return [done.get(j.key) or stored(rdir, j.key) for j in jobs]
+
+
+def clock_text(accel: str, clock: str) -> str:
+    """'tcg', or 'tcg, icount' for a boot on another clock."""
+    entry = registry.clock(clock)
+    accel = qemu.accel_of(accel, entry)
+    return accel if clock == registry.HOST else f"{accel}, {clock}"
 
 
 def stored(rdir: Path, key: str) -> dict:

@@ -1,20 +1,23 @@
 """Experiments and the boots they expand into.
 
 An experiment (declared by its workload's module) is one workload in one
-mode swept over parameter values, guest memory sizes and arches; each
-point of the sweep, on each stack and for each repetition, is one boot
-(a Case).  The default comparison is every workload's experiments.
+mode swept over parameter values, guest memory sizes, arches and guest
+clocks; each point of the sweep (a Point), on each stack and for each
+repetition, is one boot (a Case).  How many repetitions a point gets is
+repetitions.py's business.  The default comparison is every workload's
+experiments.
 """
 
 import hashlib
 import itertools
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from . import plan as guestplan
 from . import programs, registry, workloads
 from .errors import UserError
 from .record import Config
+from .registry import HOST
 from .workloads import Experiment
 
 
@@ -34,17 +37,21 @@ class Case:
     rep: int
     timeout_s: float
     append: str = ""
+    clock: str = HOST
 
     def key(self) -> str:
-        """A file-name-safe, unique, stable name for this boot."""
+        """A file-name-safe, unique, stable name for this boot (the
+        host clock's keys are those of runs before clocks existed)."""
         params = "-".join(f"{k}{v}" for k, v in self.params)
+        clock = "" if self.clock == HOST else f"_{self.clock}"
         return (f"{self.experiment}_{self.stack}_{self.arch}_m{self.mem_mb}"
-                f"_{params or 'default'}_r{self.rep}").replace("/", "_")
+                f"_{params or 'default'}{clock}_r{self.rep}"
+                ).replace("/", "_")
 
     @property
     def config(self) -> Config:
         return Config(self.experiment, self.arch, self.mem_mb,
-                      self.workload, self.mode, self.params)
+                      self.workload, self.mode, self.params, self.clock)
 
     def plan(self) -> str:
         """The guest plan: swap on, state before, the workload (sampled
@@ -80,21 +87,49 @@ def points(exp: Experiment) -> list[tuple[tuple[str, object], ...]]:
             for c in combos]
 
 
+@dataclass(frozen=True, eq=False)
+class Point:
+    """One configuration of an experiment: its boots are its
+    repetitions on every stack.  Points are told apart by identity
+    (their experiments hold dicts); config names one."""
+    exp: Experiment
+    arch: str
+    mem_mb: int
+    params: tuple[tuple[str, object], ...]
+    clock: str
+
+    @property
+    def config(self) -> Config:
+        return self.case("", 0).config
+
+    def case(self, stack: str, rep: int) -> Case:
+        e = self.exp
+        return Case(e.name, stack, self.arch, self.mem_mb, e.workload,
+                    e.mode, self.params, rep, e.timeout_s, e.append,
+                    self.clock)
+
+
+def sweep_points(exp: Experiment, arches: list[str]) -> list[Point]:
+    """Every point of exp on arches, each of its clocks."""
+    return [Point(exp, arch, mem, params, clock)
+            for clock in exp.clocks
+            for arch in (a for a in exp.arches if a in arches)
+            for mem in exp.mem_mb.get(arch, [registry.arch(arch).mem_mb])
+            for params in points(exp)]
+
+
 def expand(experiments: list[Experiment], stacks: list[str],
            arches: list[str], reps: int) -> list[Case]:
-    """All boots, repetition-major so an early stop still compares."""
-    cases = []
-    for rep in range(reps):
-        for exp in experiments:
-            for arch in (a for a in exp.arches if a in arches):
-                for mem in exp.mem_mb.get(arch, [registry.arch(arch).mem_mb]):
-                    for params in points(exp):
-                        for stack in stacks:
-                            cases.append(Case(
-                                exp.name, stack, arch, mem, exp.workload,
-                                exp.mode, params, rep, exp.timeout_s,
-                                exp.append))
-    return cases
+    """All boots of reps repetitions each, repetition-major so an early
+    stop still compares."""
+    pts = [p for exp in experiments for p in sweep_points(exp, arches)]
+    return [p.case(stack, rep) for rep in range(reps) for p in pts
+            for stack in stacks]
+
+
+def full(exp: Experiment) -> Experiment:
+    """exp as 'compare --full' runs it: its full sweep and sizes."""
+    return replace(exp, **exp.full) if exp.full else exp
 
 
 def parse_values(text: str) -> list[object]:
@@ -118,7 +153,8 @@ def parse_params(specs: list[str]) -> dict[str, list[object]]:
 
 def custom(workload: str, mode: str | None, params: list[str],
            mem: str | None, arches: list[str],
-           timeout_s: float, append: str = "") -> Experiment:
+           timeout_s: float, append: str = "",
+           clocks: tuple[str, ...] = (HOST,)) -> Experiment:
     """An experiment from the command line (harness.py run)."""
     w = workloads.workload(workload)
     modes = w.mode_names()
@@ -136,9 +172,11 @@ def custom(workload: str, mode: str | None, params: list[str],
         if not all(isinstance(v, int) and v > 0 for v in values):
             raise UserError(f"malformed memory sizes '{mem}': use MB "
                             "numbers, e.g. 128,256")
+    for clock in clocks:
+        registry.clock(clock)       # an unknown clock is refused here
     return Experiment("custom", workload, mode, tuple(arches),
                       sweep=sweep, mem_mb=sizes,
-                      timeout_s=timeout_s, append=append)
+                      timeout_s=timeout_s, append=append, clocks=clocks)
 
 
 # Experiment fields for the report only: not part of what a run is.

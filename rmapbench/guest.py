@@ -1,6 +1,7 @@
 """Running a plan in a guest: image -> boot -> console -> verdict."""
 
 import tempfile
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -19,6 +20,7 @@ class GuestRun:
     boot: qemu.BootResult
     console: consolemod.Console
     failure: str | None      # None: the plan ran to its end, no fault
+    prep_seconds: float = 0.0    # host time to make its image and initrd
 
 
 def verdict(boot: qemu.BootResult, con: consolemod.Console) -> str | None:
@@ -54,6 +56,7 @@ class Boot:
     smp: int = 1
     append: str = ""
     files: Files = ()        # extras.resolve(): added to the image
+    clock: str = registry.HOST   # registry.CLOCKS
 
 
 def run(boot: Boot, log: Path, accel: str = "tcg") -> GuestRun:
@@ -63,6 +66,7 @@ def run(boot: Boot, log: Path, accel: str = "tcg") -> GuestRun:
         raise UserError(f"no {boot.stack} kernel for {boot.arch} at "
                         f"{kernel}: run 'harness.py build --stack "
                         f"{boot.stack} --arch {boot.arch}'")
+    start = time.monotonic()
     base = image.build_image(boot.arch, boot.files)
     with tempfile.TemporaryDirectory(prefix="rmapbench-initrd-",
                                      dir=paths.cache_dir()) as tmp:
@@ -71,10 +75,28 @@ def run(boot: Boot, log: Path, accel: str = "tcg") -> GuestRun:
         spec = qemu.BootSpec(arch=boot.arch, kernel=kernel, initrd=initrd,
                              mem_mb=boot.mem_mb, timeout_s=boot.timeout_s,
                              swap_mb=boot.swap_mb, smp=boot.smp, accel=accel,
-                             append=boot.append)
+                             append=boot.append, clock=boot.clock)
+        prep = time.monotonic() - start
         result = qemu.boot(spec, log)
     con = consolemod.parse(log.read_text(errors="replace"))
-    return GuestRun(boot.stack, boot.arch, result, con, verdict(result, con))
+    return GuestRun(boot.stack, boot.arch, result, con, verdict(result, con),
+                    prep)
+
+
+def phases(run: GuestRun) -> dict:
+    """Where the boot's time went: host seconds to make its initrd and
+    in QEMU; guest seconds to /init and in each kind of plan step (on
+    the boot's own clock: host time only under a host clock)."""
+    steps: dict[str, float] = {}
+    for step in run.console.steps:
+        if step.number and step.ms is not None:
+            verb = step.command.split(" ", 1)[0]
+            steps[verb] = round(steps.get(verb, 0.0) + step.ms / 1000, 3)
+    init = run.console.init_seconds()
+    return {"prep_s": round(run.prep_seconds, 3),
+            "qemu_s": round(run.boot.seconds, 3),
+            "guest_init_s": None if init is None else round(init, 3),
+            "guest_steps_s": steps}
 
 
 def choose_accel(requested: str) -> str:

@@ -12,6 +12,7 @@ import os
 import shutil
 import subprocess
 import tempfile
+import threading
 from pathlib import Path
 
 from . import bench, iface, paths, registry
@@ -106,10 +107,17 @@ def tree_digest(root: Path) -> str:
     return h.hexdigest()[:16]
 
 
+# Boots started together (the executor's threads) build bench/ and the
+# image one at a time: two makes in one tree would race.
+BUILD_LOCK = threading.Lock()
+
+
 def build_image(arch: str, files: Files = ()) -> Path:
     """The initramfs for arch with files (extras.resolve), rebuilt only
-    when its content changed."""
-    with tempfile.TemporaryDirectory(prefix="rmapbench-root-") as tmp:
+    when its content changed.  Written under a name of its own and
+    renamed, so another process building the same image does no harm."""
+    with BUILD_LOCK, tempfile.TemporaryDirectory(
+            prefix="rmapbench-root-") as tmp:
         root = Path(tmp)
         stage(arch, root, files)
         kind = "extra-" if files else ""
@@ -117,9 +125,11 @@ def build_image(arch: str, files: Files = ()) -> Path:
             f"initramfs-{arch}-{kind}{tree_digest(root)}.cpio"
         if not image.exists():
             image.parent.mkdir(parents=True, exist_ok=True)
-            partial = image.with_suffix(".part")
-            cpio(root, partial)
-            partial.rename(image)
+            fd, partial = tempfile.mkstemp(dir=image.parent,
+                                           prefix=f".{image.name}.")
+            os.close(fd)
+            cpio(root, Path(partial))
+            os.replace(partial, image)
     return image
 
 

@@ -19,6 +19,8 @@ from .errors import UserError
 from .progress import Progress, fmt_seconds
 
 STAMP = ".rmapbench-applied"
+# In an O= directory: the build_inputs() its kernel was built from
+BUILT = ".rmapbench-built"
 
 
 def run(cmd: list[str], cwd: Path | None = None, log: Path | None = None,
@@ -297,12 +299,45 @@ def configure(stack: str, arch: str) -> Path:
     return final
 
 
+def compiler() -> str:
+    res = run(["gcc", "--version"])
+    return res.stdout.splitlines()[0] if res.stdout else "unknown"
+
+
+def build_inputs(stack: str, arch: str) -> str:
+    """What a built kernel is made of beyond its tree's sources: the
+    applied series (the tree's stamp), the config fragments, the debug
+    options a measured kernel may not have, the target and compiler."""
+    applied = paths.tree_dir(stack) / STAMP
+    debug = sorted((paths.KERNELS / "debug").glob("*.config"))
+    return digest(config_fragments(stack, arch) + debug, extra=repr((
+        applied.read_text() if applied.exists() else "", arch,
+        registry.arch(arch).target, paths.variant(), compiler())))
+
+
+def up_to_date(stack: str, arch: str, inputs: str) -> bool:
+    """The kernel was built from these inputs and is still there: no
+    configure and no make (both take about a minute even when nothing
+    changed)."""
+    stamp = paths.build_dir(stack, arch) / BUILT
+    return paths.kernel_image(stack, arch).exists() and stamp.exists() \
+        and stamp.read_text().strip() == inputs
+
+
 def build(stack: str, arch: str, progress: Progress) -> Path:
-    """Configure and build one kernel; return its bzImage."""
+    """Configure and build one kernel, unless it is up to date; return
+    its bzImage."""
     out = paths.build_dir(stack, arch)
+    prepare_tree(stack)
+    inputs = build_inputs(stack, arch)
+    if up_to_date(stack, arch, inputs):
+        progress.step_done()
+        print(f"  {stack} {arch}: up to date", flush=True)
+        return paths.kernel_image(stack, arch)
     timing = out / ".rmapbench-build-seconds"
     last = float(timing.read_text()) if timing.exists() else None
     progress.note(f"building {stack} {arch} kernel", eta=last)
+    (out / BUILT).unlink(missing_ok=True)
     configure(stack, arch)
     log = out / "build.log"
     log.write_text("")
@@ -310,6 +345,7 @@ def build(stack: str, arch: str, progress: Progress) -> Path:
     make(paths.tree_dir(stack), out, arch, [registry.arch(arch).target], log)
     took = time.monotonic() - start
     timing.write_text(f"{took:.1f}\n")
+    (out / BUILT).write_text(inputs + "\n")
     progress.step_done()
     print(f"  built {paths.kernel_image(stack, arch)} in "
           f"{fmt_seconds(took)}", flush=True)

@@ -4,13 +4,16 @@ identity of the configuration it measures, written once.
 A record is a JSON object (records.jsonl, docs/results-format.md); the
 Record type names its fields.  Config is what a record measures apart
 from the stack and the repetition (experiment, arch, memory, workload,
-mode, parameters): the runner's Case, the statistics' grouping, the
-report's failure counts and the plots' dimensions all use it.
+mode, parameters, guest clock): the runner's Case, the statistics'
+grouping, the report's failure counts and the plots' dimensions all use
+it.
 """
 
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from typing import Any, TypedDict
+
+from .registry import HOST
 
 Params = tuple[tuple[str, Any], ...]
 # What a result line says of itself besides params and metrics
@@ -34,6 +37,7 @@ class Record(TypedDict, total=False):
     rep: int
     boot: str               # the boot key (boots/<key>.json, logs/<key>.log)
     accel: str
+    clock: str              # registry.CLOCKS: what guest time meant
     failed: bool
     failure: str            # failed records: why, one line
     excerpt: str            # failed records: the console around it
@@ -43,13 +47,15 @@ class Record(TypedDict, total=False):
 
 @dataclass(frozen=True)
 class Config:
-    """One configuration: everything but the stack and the repetition."""
+    """One configuration: everything but the stack and the repetition.
+    Records of runs before clocks were chosen ran on the host clock."""
     experiment: str
     arch: str
     mem_mb: int
     workload: str
     mode: str
     params: Params
+    clock: str = HOST
 
     @classmethod
     def of(cls, rec: dict) -> "Config":
@@ -65,6 +71,7 @@ class Config:
         out: dict[str, Any] = {"arch": self.arch, "mem": f"{self.mem_mb}MB"}
         out.update({k: v for k, v in self.params
                     if k not in IGNORED_PARAMS})
+        out["clock"] = self.clock
         return out
 
 
@@ -75,7 +82,8 @@ def config_fields(rec: dict) -> dict:
             "mem_mb": int(rec.get("mem_mb") or 0),
             "workload": str(rec.get("workload", "")),
             "mode": str(rec.get("mode", "")),
-            "params": tuple(sorted((rec.get("params") or {}).items()))}
+            "params": tuple(sorted((rec.get("params") or {}).items())),
+            "clock": str(rec.get("clock") or HOST)}
 
 
 def is_failed(rec: dict) -> bool:

@@ -1,4 +1,5 @@
-"""Stacks, arches and debug variants: all the harness knows of each.
+"""Stacks, arches, guest clocks and debug variants: all the harness
+knows of each.
 
 One registry in the manner of virtme-ng's architectures.py: a Stack or
 an Arch says everything about itself, and every module looks it up here
@@ -57,6 +58,19 @@ class Arch:
 
 
 @dataclass(frozen=True)
+class Clock:
+    """What guest time means in a boot, and how QEMU makes it so.
+    repeatable: its timings do not depend on the host's load, so its
+    boots may share the host with another boot."""
+    name: str
+    text: str                        # for the report: what it measures
+    accel: str | None = None         # forced accel (None: the run's)
+    qemu_args: tuple[str, ...] = ()
+    append: str = ""                 # kernel arguments it needs
+    repeatable: bool = False
+
+
+@dataclass(frozen=True)
 class Variant:
     """A debug build of both stacks: kernels/debug/<name>.config merged
     last, its own cache; for the correctness suite only (timings of a
@@ -109,6 +123,25 @@ ARCHES: tuple[Arch, ...] = (
          tools=("fio", "stress-ng")),
 )
 
+HOST, ICOUNT = "host", "icount"
+CLOCKS: tuple[Clock, ...] = (
+    Clock(HOST, "guest time follows host time (real time under KVM, the "
+          "emulator's speed under emulation): timings move with the "
+          "host's load"),
+    # Instruction counting: 1 ns of guest time per instruction executed,
+    # and an idle guest jumps to its next timer (sleep=off).  TCG only.
+    # noapictimer: the kernel's local APIC timer calibration spins for
+    # 100 ms of guest time, which under icount costs about 2 s of host
+    # time per boot (measured); the PIT/HPET tick serves one vCPU as well.
+    Clock(ICOUNT, "QEMU instruction counting (-icount shift=0,sleep=off): "
+          "guest time counts the instructions executed, 1 ns each, so a "
+          "timing measures code path length; repeatable and independent "
+          "of the host's load, but caches and memory latency are not "
+          "modelled and device time is hidden", accel="tcg",
+          qemu_args=("-icount", "shift=0,sleep=off"), append="noapictimer",
+          repeatable=True),
+)
+
 # Variants with rules beyond "merge the fragment"; any other
 # kernels/debug/<name>.config is a plain Variant(name).
 VARIANTS: tuple[Variant, ...] = (
@@ -141,6 +174,14 @@ def stack(name: str) -> Stack:
 
 def arch(name: str) -> Arch:
     return _named("arch", ARCHES, name)
+
+
+def clock(name: str) -> Clock:
+    return _named("clock", CLOCKS, name)
+
+
+def clock_names() -> tuple[str, ...]:
+    return tuple(c.name for c in CLOCKS)
 
 
 def by_scheme(scheme: str) -> Stack | None:

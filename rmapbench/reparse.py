@@ -13,6 +13,7 @@ from pathlib import Path
 from . import console, guest, qemu, runner, store
 from .errors import UserError
 from .experiments import Case
+from .registry import HOST
 
 
 def case_of(boot: dict) -> Case:
@@ -24,7 +25,7 @@ def case_of(boot: dict) -> Case:
     case = Case(rec["experiment"], rec["stack"], rec["arch"],
                 int(rec["mem_mb"]), rec["workload"], rec["mode"],
                 tuple(sorted((rec.get("params") or {}).items())),
-                int(rec["rep"]), 0.0)
+                int(rec["rep"]), 0.0, clock=rec.get("clock") or HOST)
     if case.key() != boot["key"]:
         raise UserError(f"boot {boot['key']}: its records describe boot "
                         f"{case.key()}; the run is inconsistent")

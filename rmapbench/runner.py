@@ -1,22 +1,31 @@
 """Running cases: boot each, turn its console into records, store them.
 
-A failed boot (kernel fault, timeout, failed step, data mismatch) gives
-one record with failed=true and the console excerpt; the run goes on.
+A run goes in rounds: repetitions.py decides from the stored records
+how many boots each point wants, the missing ones boot (two at a time
+where timing is not at stake, the rest alone), and again, until no
+point wants more.  A failed boot (kernel fault, timeout, failed step,
+data mismatch) gives one record with failed=true and the console
+excerpt; the run goes on.
 """
 
 from pathlib import Path
 
 from . import console as consolemod
 from . import environment, executor, experiments, extras, guest, kbuild
-from . import paths, programs, qemu, record, store, workloads
+from . import paths, programs, qemu, record, registry, repetitions, store
+from . import workloads
 from .errors import UserError
-from .experiments import SWAP_MB, Case
+from .experiments import SWAP_MB, Case, Point
+
+# Guests at a time for boots whose timing is not at stake
+SHARED_JOBS = 2
 
 TAIL_LINES = 30
 
 
 def base_record(case: Case, run_id: str, accel: str) -> dict:
     """What every record of the case's boot carries."""
+    accel = qemu.accel_of(accel, registry.clock(case.clock))
     return {**case.config.fields(), "run_id": run_id, "stack": case.stack,
             "rep": case.rep, "boot": case.key(), "accel": accel}
 
@@ -69,7 +78,7 @@ def job_of(case: Case) -> executor.Job:
     return executor.Job(case.key(), case.key(), guest.Boot(
         case.stack, case.arch, case.plan(), mem_mb=case.mem_mb,
         timeout_s=case.timeout_s, swap_mb=SWAP_MB, append=case.append,
-        files=extras.require(case.extras(), case.arch)))
+        files=extras.require(case.extras(), case.arch), clock=case.clock))
 
 
 def execute(cases: list[Case], rdir: Path, run_id: str, accel: str,
@@ -108,33 +117,91 @@ def require_kernels(cases: list[Case]) -> None:
                             f"--arch {arch}' (or 'make kernels')")
 
 
+def round_cases(points: list[Point], decided: dict, stacks: list[str],
+                rdir: Path) -> list[Case]:
+    """The boots the decisions want that are not stored yet,
+    repetition-major so an early stop still compares."""
+    most = max((d.boots for d in decided.values()), default=0)
+    return [case for rep in range(most) for p in points
+            if rep < decided[p].boots for stack in stacks
+            if not store.boot_done(rdir, (case := p.case(stack, rep)).key())]
+
+
+def run_rounds(points: list[Point], stacks: list[str], rdir: Path,
+               run_id: str, accel: str, jobs: int, fixed: int | None
+               ) -> dict:
+    """Boot round after round until no point wants more; the last
+    decisions (repetitions.Decision per point)."""
+    shares = {p.config: repetitions.shares_host(p.exp, p.clock)
+              for p in points}
+    rounds = 0
+    while True:
+        records = store.load_records(rdir) if (rdir / "boots").exists() \
+            else []
+        decided = repetitions.decisions(points, records, stacks, fixed)
+        todo = round_cases(points, decided, stacks, rdir)
+        if not todo:
+            return decided
+        rounds += 1
+        together = [c for c in todo if shares[c.config]]
+        alone = [c for c in todo if not shares[c.config]]
+        print(f"round {rounds}: {len(todo)} boots ({len(together)} "
+              f"{jobs} at a time, timing not at stake; {len(alone)} "
+              f"alone)", flush=True)
+        if together:
+            execute(together, rdir, run_id, accel, jobs)
+        if alone:
+            execute(alone, rdir, run_id, accel, 1)
+
+
+def decisions_metadata(decided: dict) -> list[dict]:
+    """What metadata.json keeps of each point's repetitions."""
+    return [{**p.config.fields(), "boots": d.boots, "why": d.why,
+             "policy": d.policy.kind, "start": d.policy.start,
+             "cap": d.policy.cap, "target": d.policy.target}
+            for p, d in decided.items()]
+
+
+def run_id_of(exps: list, stacks: list[str], arches: list[str],
+              reps: int | None, accel: str, prefix: str) -> str:
+    """The same inputs give the same id, so a re-run resumes."""
+    policy = reps or ("auto", repetitions.TARGET, repetitions.START,
+                      repetitions.CAP)
+    what = (experiments.describe(exps), environment.inputs_digest(),
+            stacks, arches, policy, accel)
+    return f"{prefix}-{kbuild.digest([], extra=repr(what))[:10]}"
+
+
 def run_experiments(exps: list, stacks: list[str], arches: list[str],
-                    reps: int, run_id: str | None, prefix: str,
-                    accel: str, jobs: int) -> Path:
-    """Expand, check, run (resuming) and store; return the run directory."""
+                    reps: int | None, run_id: str | None, prefix: str,
+                    accel: str, jobs: int = SHARED_JOBS) -> Path:
+    """Check, run in rounds (resuming) and store; return the run
+    directory.  reps None: repetitions.py decides per point."""
     if paths.variant():
         raise UserError(f"RMAPBENCH_VARIANT={paths.variant()} builds debug "
                         "kernels, whose timings mean nothing: measure with "
                         "it unset (debug variants are for 'check' only)")
-    if reps < 1:
+    if reps is not None and reps < 1:
         raise UserError(f"--reps must be at least 1, not {reps}")
-    cases = experiments.expand(exps, stacks, arches, reps)
-    if not cases:
+    points = [p for e in exps for p in experiments.sweep_points(e, arches)]
+    first = [p.case(s, 0) for p in points for s in stacks]
+    if not first:
         raise UserError("nothing to run: no experiment applies to arch(es) "
                         f"{', '.join(arches)}")
-    check_memory(cases)
-    require_kernels(cases)
+    check_memory(first)
+    require_kernels(first)
     accel = guest.choose_accel(accel)
-    if run_id is None:
-        # the same inputs give the same id, so a re-run resumes
-        what = (experiments.describe(exps), environment.inputs_digest(),
-                stacks, arches, reps, accel)
-        run_id = f"{prefix}-{kbuild.digest([], extra=repr(what))[:10]}"
+    run_id = run_id or run_id_of(exps, stacks, arches, reps, accel, prefix)
     rdir = store.run_dir(run_id)
     meta = rdir / "metadata.json"
     if not meta.exists():
         store.write_json(meta, environment.collect(
-            run_id, accel, reps, arches, experiments.describe(exps)))
-    print(f"run {run_id}: {len(cases)} boots in {rdir}", flush=True)
-    execute(cases, rdir, run_id, accel, jobs)
+            run_id, accel, reps or "auto", arches,
+            experiments.describe(exps)))
+    print(f"run {run_id}: {len(points)} points on {len(stacks)} stack(s), "
+          f"repetitions {reps or 'decided per point'}, in {rdir}",
+          flush=True)
+    decided = run_rounds(points, stacks, rdir, run_id, accel,
+                         max(1, jobs), reps)
+    store.update_metadata(rdir, {"repetitions": decisions_metadata(decided)})
     return rdir

@@ -6,7 +6,9 @@ n, median, mean, sample standard deviation, the 95% confidence interval
 of the mean (Student t), min and max; per metric and configuration the
 anonmm/anon_vma ratio of means with its 95% interval and a significance
 mark ('*': Welch's t-test at 0.05; 'exact': both stacks repeated one
-exact value each, and the values differ).
+exact value each, and the values differ).  A deterministic count of a
+configuration whose exactness the run checked (repetitions.py: one boot
+per point, a second at the middle point) is exact with n = 1 too.
 """
 
 import math
@@ -16,7 +18,7 @@ from typing import Any
 
 from . import metrics
 from .record import Config, config_fields, is_failed
-from .registry import BASE, NEW
+from .registry import BASE, HOST, NEW
 
 CONFIDENCE = 0.95
 MARK_SIGNIFICANT = "*"
@@ -95,20 +97,23 @@ class ConfigKey(Config):
     def config(self) -> Config:
         """The configuration alone (failed boots have no record kind)."""
         return Config(self.experiment, self.arch, self.mem_mb,
-                      self.workload, self.mode, self.params)
+                      self.workload, self.mode, self.params, self.clock)
 
     def label(self, with_arch: bool = True, skip: tuple[str, ...] = ()) -> str:
-        """e.g. 'i386 1024MB V=10000 kind=split gen=3'."""
+        """e.g. 'i386 1024MB V=10000 kind=split gen=3', and the clock
+        when it is not the host's: '... (icount)'."""
         parts = [self.arch] if with_arch else []
         parts.append(f"{self.mem_mb}MB")
         parts += [f"{k}={v}" for k, v in self.params if k not in skip]
         if self.generation is not None:
             parts.append(f"gen={self.generation}")
+        if self.clock != HOST:
+            parts.append(f"({self.clock})")
         return " ".join(parts)
 
     def sort_key(self) -> tuple:
         return (self.experiment, self.arch, self.workload, self.mode,
-                self.record, self.mem_mb,
+                self.clock, self.record, self.mem_mb,
                 tuple((k, _sortable(v)) for k, v in self.params),
                 -1 if self.generation is None else self.generation)
 
@@ -173,6 +178,7 @@ class Summary:
     min: float
     max: float
     deterministic: bool = False
+    checked: bool = False       # the run checked that it repeats exactly
 
     @property
     def constant(self) -> bool:
@@ -181,9 +187,11 @@ class Summary:
 
     @property
     def exact(self) -> bool:
-        """A deterministic count two or more repetitions agree on: shown
-        without a spread.  One repetition proves nothing either way."""
-        return self.deterministic and self.n > 1 and self.constant
+        """A deterministic count two or more repetitions agree on, or
+        one whose configuration the run checked: shown without a spread.
+        Otherwise one repetition proves nothing either way."""
+        return self.deterministic and self.constant and (
+            self.n > 1 or self.checked)
 
     @property
     def ci_half(self) -> float | None:
@@ -197,8 +205,8 @@ class Summary:
         return None if self.stddev is None else self.stddev / math.sqrt(self.n)
 
 
-def summarize(values: list[float], deterministic: bool = False
-              ) -> Summary | None:
+def summarize(values: list[float], deterministic: bool = False,
+              checked: bool = False) -> Summary | None:
     """n, median, mean, stddev, CI and range of values; None if empty."""
     if not values:
         return None
@@ -211,7 +219,8 @@ def summarize(values: list[float], deterministic: bool = False
         half = t_quantile(n - 1) * stddev / math.sqrt(n)
         ci_low, ci_high = mean - half, mean + half
     return Summary(n, statistics.median(values), mean, stddev, ci_low,
-                   ci_high, min(values), max(values), deterministic)
+                   ci_high, min(values), max(values), deterministic,
+                   checked)
 
 
 @dataclass(frozen=True)
@@ -321,6 +330,10 @@ def compare(name: str, base: Summary | None, new: Summary | None
     if base is None or new is None:
         missing = BASE if base is None else NEW
         return Comparison(name, base, new, ratio, "", note=f"no {missing}")
+    if base.exact and new.exact:
+        same = base.mean == new.mean
+        return Comparison(name, base, new, ratio, "" if same else MARK_EXACT,
+                          note="equal" if same else "")
     if base.n < 2 or new.n < 2:
         return Comparison(name, base, new, ratio, "", note="n=1: no test")
     if base.constant and new.constant:
@@ -363,12 +376,15 @@ def metric_names(key: ConfigKey, stacks: dict[str, list[dict]]) -> list[str]:
 
 
 def config_stats(key: ConfigKey, stacks: dict[str, list[dict]],
-                 names: list[str] | None = None) -> ConfigStats:
+                 names: list[str] | None = None,
+                 checked: bool = False) -> ConfigStats:
+    """checked: the run checked that the configuration's exact counts
+    repeat (its single boots are exact values)."""
     cs = ConfigStats(key, stacks)
     for name in names if names is not None else metric_names(key, stacks):
         det = metrics.lookup(name, key.workload, key.mode).deterministic
         for stack, recs in stacks.items():
-            s = summarize(metric_values(recs, name), det)
+            s = summarize(metric_values(recs, name), det, checked)
             if s is not None:
                 cs.summaries.setdefault(stack, {})[name] = s
         cs.comparisons[name] = compare(name, cs.summary(BASE, name),
@@ -376,13 +392,15 @@ def config_stats(key: ConfigKey, stacks: dict[str, list[dict]],
     return cs
 
 
-def analyse(records: list[dict], primary_only: bool = True
+def analyse(records: list[dict], primary_only: bool = True,
+            checked: frozenset[Config] = frozenset()
             ) -> list[ConfigStats]:
     """ConfigStats of every configuration, in a stable order.
 
     primary_only: only the record kind the catalogue compares for each
     workload/mode (capacity `step` lines and depth `summary` lines are
-    left out); unknown workloads keep all their records.
+    left out); unknown workloads keep all their records.  checked: the
+    configurations whose exact counts the run checked.
     """
     out = []
     for key, stacks in group(records).configs.items():
@@ -390,5 +408,6 @@ def analyse(records: list[dict], primary_only: bool = True
                 and key.record != metrics.primary_record(key.workload,
                                                          key.mode)):
             continue
-        out.append(config_stats(key, stacks))
+        out.append(config_stats(key, stacks,
+                                checked=key.config() in checked))
     return out

@@ -84,3 +84,8 @@ def write_records(rdir: Path) -> Path:
 def load_metadata(rdir: Path) -> dict:
     path = rdir / "metadata.json"
     return json.loads(path.read_text()) if path.exists() else {}
+
+
+def update_metadata(rdir: Path, fields: dict) -> None:
+    """metadata.json with fields set (written atomically)."""
+    write_json(rdir / "metadata.json", {**load_metadata(rdir), **fields})

@@ -4,7 +4,7 @@ metrics (the first each mode lists)."""
 
 from .. import metrics, stats, workloads
 from ..record import Config
-from ..registry import BASE, NEW
+from ..registry import BASE, HOST, NEW
 from ..tables import fmt, fmt_ratio, mark_cell, mean_cell, ratio_cell, table
 from . import facts
 
@@ -14,7 +14,11 @@ Fails = dict[Failures, int]          # (configuration, stack) -> failed boots
 TIME_UNITS = ("ns", "ns/page", "forks/s", "pages/s", "kB/s")
 RATIO = f"{NEW}/{BASE} [95% CI]"          # the ratio's column
 LEGEND = ("Cells: median / mean ± 95% CI half-width (n); `exact`: every "
-          f"repetition gave the same count.  Ratio: {NEW} mean / {BASE} "
+          "repetition gave the same count (with n=1: one boot of a "
+          "configuration whose experiment checked, at its middle "
+          "configuration, that two boots agree).  Configurations name "
+          "their guest clock when it is not the host's (see each "
+          f"experiment's clock).  Ratio: {NEW} mean / {BASE} "
           "mean with its 95% interval (Fieller).  Mark: `*` Welch's "
           "t-test p < 0.05; `exact` both stacks repeated one exact value "
           "each and they differ; none: no significant difference.")
@@ -49,10 +53,9 @@ def main_config(analysis: list[stats.ConfigStats], workload: str, mode: str,
     """The configuration standing for (workload, mode) on arch.
 
     Of the catalogue's record kind: from the mode's main experiments if
-    it has any,
-    preferably with both stacks measured; the last generation for
-    generation records; else the middle of the sorted configurations
-    (the middle of a sweep).
+    it has any, on the experiment's own clock, preferably with both
+    stacks measured; the last generation for generation records; else
+    the middle of the sorted configurations (the middle of a sweep).
     """
     cands = [c for c in analysis if c.key.workload == workload
              and c.key.mode == mode and c.key.arch == arch]
@@ -60,6 +63,9 @@ def main_config(analysis: list[stats.ConfigStats], workload: str, mode: str,
     main = [c for c in cands
             if entry and c.key.experiment in entry.main]
     cands = main or cands
+    own = [c for c in cands
+           if c.key.clock == workloads.own_clock(c.key.experiment)]
+    cands = own or cands
     both = [c for c in cands if all(c.records.get(s) for s in STACKS)]
     cands = both or cands
     if not cands:
@@ -126,14 +132,17 @@ def how_much(c: stats.Comparison, m: metrics.Metric) -> str:
     return text + (f" ({', '.join(extra)})" if extra else "")
 
 
-def how_sure(c: stats.Comparison, m: metrics.Metric, accel_tcg: bool) -> str:
+def how_sure(c: stats.Comparison, m: metrics.Metric, accel_tcg: bool,
+             clock: str = HOST) -> str:
     if c.mark == stats.MARK_EXACT:
         sure = "exact (every repetition gave the same value)"
     elif c.p_value is not None:
         sure = f"significant (Welch p={c.p_value:.2g})"
     else:
         sure = "significant at 0.05 (Welch)"
-    if accel_tcg and m.unit in TIME_UNITS:
+    if m.unit in TIME_UNITS and clock != HOST:
+        sure += f", {clock} clock"
+    elif accel_tcg and m.unit in TIME_UNITS:
         sure += ", emulated timing (TCG)"
     return sure
 
@@ -171,7 +180,7 @@ def mode_verdict(cs: stats.ConfigStats, entry: metrics.Mode,
     result = outcome(c, first)
     if result in STACKS:
         text = f"**{result} wins** on {first.label}: {how_much(c, first)}; " \
-               f"{how_sure(c, first, accel_tcg)}."
+               f"{how_sure(c, first, accel_tcg, cs.key.clock)}."
     elif result == "same" and c.note == "equal":
         text = f"no difference in {first.label} (identical values)."
     elif result == "same":

@@ -8,7 +8,7 @@ from .. import metrics, plots, stats, workloads
 from ..record import Config
 from ..registry import BASE, NEW
 from ..tables import cell, mark_cell, params_text, ratio_cell, table
-from . import facts
+from . import facts, measured
 from .compare import RATIO, STACKS, Fails, config_text, failed_counts, \
     key_of, metric_text
 
@@ -85,6 +85,7 @@ def experiments(run_dir: Path, records: list[dict], metadata: dict,
         text = workloads.experiment_text(exp)
         if text:
             out += [text + ".", ""]
+        out += measured.how_measured(exp, metadata, records)
         mine = [c for c in analysis if c.key.experiment == exp]
         nfail = sum(r.get("experiment") == exp for r in failed)
         rows = [row for c in mine for row in config_rows(c, fails)]

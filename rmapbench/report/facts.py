@@ -56,9 +56,26 @@ def single_repetition(records: list[dict]) -> bool:
     return bool(seen) and all(len(reps) < 2 for reps in seen.values())
 
 
-def warnings(records: list[dict], accel_tcg: bool) -> list[str]:
+ICOUNT_NOTE = (" Timings on the icount clock count the instructions the "
+               "guest executed (1 ns each): a measure of code path length, "
+               "repeatable, not of real time.")
+
+
+def uses_icount(records: list[dict]) -> bool:
+    return any(r.get("clock") == "icount" for r in records)
+
+
+def fixed_elsewhere(metadata: dict) -> bool:
+    """The run decided its repetitions per point (one boot is then a
+    rule the report states, not an oversight)."""
+    return any(p.get("policy") in ("exact", "timed")
+               for p in metadata.get("repetitions") or [])
+
+
+def warnings(records: list[dict], accel_tcg: bool,
+             metadata: dict | None = None) -> list[str]:
     out = []
-    if single_repetition(records):
+    if single_repetition(records) and not fixed_elsewhere(metadata or {}):
         out += ["> **WARNING: one repetition.** No configuration was "
                 "measured twice: there are no confidence intervals and no "
                 "significance tests, so no scheme can be said to win. Run "
@@ -67,7 +84,8 @@ def warnings(records: list[dict], accel_tcg: bool) -> list[str]:
         out += ["> **WARNING: TCG.** These guests ran under QEMU's TCG "
                 "emulation, not KVM: every timing (ns, per-second rates) is "
                 "emulated and says little about real hardware. Byte, object "
-                "and page counts are unaffected.", ""]
+                "and page counts are unaffected."
+                + ICOUNT_NOTE * uses_icount(records), ""]
     if anonmm_not_running(records):
         out += [f"> **WARNING:** {NOT_PORTED}", ""]
     for stack, schemes in sorted(stack_schemes(records).items()):

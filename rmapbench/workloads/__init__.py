@@ -8,6 +8,7 @@ import importlib
 import pkgutil
 
 from ..errors import UserError
+from ..registry import HOST
 from .base import Experiment, Figure, Metric, Mode, Workload
 
 
@@ -64,6 +65,13 @@ def experiments() -> tuple[Experiment, ...]:
 
 def figures() -> tuple[Figure, ...]:
     return tuple(f for w in _registry().values() for f in w.figures)
+
+
+def own_clock(name: str) -> str:
+    """The clock whose configurations stand for an experiment in the
+    verdicts: the first it names (the host's for others)."""
+    found = [e for e in experiments() if e.name == name]
+    return found[0].clocks[0] if found else HOST
 
 
 def experiment_text(name: str) -> str | None:

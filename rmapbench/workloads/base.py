@@ -12,6 +12,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..registry import HOST
+
 LOWER = "lower_better"
 HIGHER = "higher_better"
 # A metric shown for context; neither scheme "wins" on it.
@@ -22,17 +24,27 @@ NEUTRAL = "informational"
 class Metric:
     """A compared metric.  deterministic: an exact count the kernel gives
     (slab deltas, page tables, copied pages): equal repetitions are shown
-    as one exact value without a spread, not as a timing with noise."""
+    as one exact value without a spread, not as a timing with noise.
+    timed: a time or a rate, read off the guest's clock: its repetitions
+    go on until its ratio's interval is narrow (repetitions.py)."""
     name: str            # the field of records' metrics
     label: str           # for humans
     unit: str            # as shown in tables and on axes
     direction: str       # LOWER, HIGHER or NEUTRAL
     deterministic: bool  # an exact count: equal reps carry no spread
+    timed: bool = False
+
+
+# Names of times and rates (units are in the names: README)
+TIMED_SUFFIXES = ("_ns", "_per_s")
 
 
 def metric(name: str, label: str, unit: str, direction: str = LOWER,
-           exact: bool = False) -> Metric:
-    return Metric(name, label, unit, direction, exact)
+           exact: bool = False, timed: bool | None = None) -> Metric:
+    """timed defaults to what the name says (..._ns, ..._per_s)."""
+    if timed is None:
+        timed = not exact and name.endswith(TIMED_SUFFIXES)
+    return Metric(name, label, unit, direction, exact, timed)
 
 
 @dataclass(frozen=True)
@@ -50,8 +62,13 @@ class Mode:
 @dataclass(frozen=True)
 class Experiment:
     """One workload in one mode swept over parameter values, guest
-    memory sizes and arches.  text and headline are for the report and
-    take no part in the run id (describe())."""
+    memory sizes and arches.  text is for the report and takes no part
+    in the run id (describe()).  clocks: the guest clocks it runs on
+    (registry.CLOCKS), its own first (the verdicts use it), any other a
+    cross-check the report shows beside it; ICOUNT suits CPU-bound
+    paths, HOST what waits on a device.  max_reps: a cap on its timed
+    repetitions below the clock's (0: the clock's); full: its sweep
+    and memory sizes in 'compare --full' where they differ."""
     name: str
     workload: str
     mode: str
@@ -62,6 +79,9 @@ class Experiment:
     timeout_s: float = 300.0
     append: str = ""                            # extra kernel arguments
     text: str = ""                              # one line for the report
+    clocks: tuple[str, ...] = (HOST,)
+    max_reps: int = 0
+    full: dict = field(default_factory=dict)    # sweep=, mem_mb= overrides
 
 
 Records = list[dict]

@@ -11,6 +11,7 @@ from pathlib import Path
 
 from .. import figures as fg
 from .. import registry, stats
+from ..registry import HOST, ICOUNT
 from .base import HIGHER, NEUTRAL, Experiment, Figure, Mode, Workload, \
     metric
 
@@ -121,6 +122,7 @@ WORKLOAD = Workload(
     experiments=(
         Experiment("fork-breadth", "fork", "breadth", ALL,
                    sweep={"N": [8, 32, 128]}, fixed={"V": 1000},
+                   clocks=(ICOUNT,),
                    text="one parent forks N children: latency, memory per "
                         "child"),
         Experiment("fork-depth", "fork", "depth", ALL,
@@ -134,6 +136,9 @@ WORKLOAD = Workload(
                         "it forked: rmap slab per live process"),
         Experiment("fork-rate", "fork", "rate", ALL,
                    fixed={"V": 1000, "N": 300},
+                   # the host clock too: the report shows how far the
+                   # two clocks agree
+                   clocks=(ICOUNT, HOST),
                    text="fork + child check + exit, rounds per second")),
     figures=(Figure("fork-breadth", ("fork-breadth",), plot_fork_breadth),
              Figure("fork-chain", ("fork-chain",), plot_fork_chain)),

@@ -7,6 +7,7 @@ from pathlib import Path
 
 from .. import figures as fg
 from .. import registry
+from ..registry import ICOUNT
 from .base import Experiment, Figure, Metric, Mode, Workload, metric
 
 ALL = registry.arch_names()
@@ -76,15 +77,17 @@ WORKLOAD = Workload(
                 for m in MREMAP_MODES),
     experiments=(
         Experiment("mremap-unshared", "mremap", "unshared", ALL,
-                   fixed={"R_mb": 32, "moves": 10},
+                   fixed={"R_mb": 32, "moves": 10}, clocks=(ICOUNT,),
                    text="moving an anon region mapped once"),
         Experiment("mremap-shared", "mremap", "shared", ALL,
                    sweep={"K": [1, 4, 16]}, fixed={"R_mb": 32, "moves": 10},
+                   clocks=(ICOUNT,),
                    text="moving an anon region shared with K forked "
                         "children"),
         Experiment("mremap-swapped", "mremap", "swapped", ALL,
                    fixed={"R_mb": 32, "moves": 10},
                    mem_mb={"i386": [256], "x86_64": [256]},
+                   clocks=(ICOUNT,),
                    text="moving an anon region partly swapped out")),
     figures=(Figure("mremap", ("mremap", "mremap-unshared", "mremap-shared",
                                "mremap-swapped"), plot_mremap),),

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from .. import figures as fg
 from .. import iface, registry, stats
+from ..registry import ICOUNT
 from .base import HIGHER, NEUTRAL, Experiment, Figure, Mode, Workload, metric
 
 ALL = registry.arch_names()
@@ -193,9 +194,10 @@ WORKLOAD = Workload(
     experiments=(
         Experiment("vma-cost", "vma", "count", ALL,
                    sweep={"kind": ["split", "gap"]}, fixed={"V": 20000},
+                   clocks=(ICOUNT,),
                    text="kernel memory per VMA, fresh VMAs of each kind"),
         Experiment("lowmem", "vma", "count", ("i386",),
-                   sweep={"V": [5000, 20000, 80000]},
+                   sweep={"V": [5000, 20000, 80000]}, clocks=(ICOUNT,),
                    text="lowmem consumed as the VMA count grows (i386)"),
         Experiment("capacity", "vma", "capacity", ("i386",),
                    fixed={"low_floor_kb": 16384, "max_vmas": 50000},

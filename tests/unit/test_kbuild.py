@@ -4,7 +4,7 @@ import subprocess
 
 import pytest
 
-from rmapbench import kbuild
+from rmapbench import kbuild, paths
 from rmapbench.errors import UserError
 
 
@@ -169,3 +169,27 @@ def test_the_base_config_is_free_of_debug_options():
                                 "base.config").read_text())
     assert not {k for k, v in frag.items() if v != "n"} & \
         kbuild.debug_symbols()
+
+
+def test_an_unchanged_kernel_is_not_rebuilt(monkeypatch, tmp_path):
+    monkeypatch.setenv("RMAPBENCH_CACHE", str(tmp_path))
+    monkeypatch.delenv("RMAPBENCH_VARIANT", raising=False)
+    tree = paths.tree_dir("anonmm")
+    tree.mkdir(parents=True)
+    (tree / kbuild.STAMP).write_text("series-digest\n")
+    image = paths.kernel_image("anonmm", "x86_64")
+    image.parent.mkdir(parents=True)
+    image.write_text("bzImage")
+    monkeypatch.setattr(kbuild, "prepare_tree", lambda stack: tree)
+
+    def refuse(*args):
+        raise AssertionError("configured an up-to-date kernel")
+    monkeypatch.setattr(kbuild, "configure", refuse)
+    inputs = kbuild.build_inputs("anonmm", "x86_64")
+    (paths.build_dir("anonmm", "x86_64") / kbuild.BUILT).write_text(inputs)
+    assert kbuild.build_all(["anonmm"], ["x86_64"]) == [image]
+    (tree / kbuild.STAMP).write_text("another series\n")
+    assert not kbuild.up_to_date("anonmm", "x86_64",
+                                 kbuild.build_inputs("anonmm", "x86_64"))
+    with pytest.raises(AssertionError, match="configured"):
+        kbuild.build_all(["anonmm"], ["x86_64"])

@@ -1,0 +1,234 @@
+"""How many boots each point of a run gets, decided from the metric
+catalogue (each Mode's Metrics say which are exact counts and which are
+timed), in the manner of mmtests and LKP deciding from spread.
+
+- FIXED (--reps N): N boots per point and stack.
+- EXACT (every compared metric of the mode is an exact count): one boot
+  per point and stack; the check point of each experiment, clock and
+  arch (the middle of its sweep) gets a second, and if its two boots
+  disagree on any exact metric, every point of that experiment, clock
+  and arch is repeated as a TIMED one.
+- TIMED: START boots per point and stack, then one more per round to
+  each point where some timed metric's anonmm/anon_vma ratio has a 95%
+  interval reaching beyond +-TARGET of the ratio, until the cap
+  (CAP per clock, or the experiment's max_reps).  For per-generation
+  records only the last generation counts (the one the verdicts use).
+  A point with a failed boot gets no more.
+
+The decision is a function of the stored records, so a resumed run
+takes the same decisions again.  Boots whose timing is not at stake
+(an instruction-counting clock, or an EXACT experiment) may share the
+host with another boot (shares_host).
+"""
+
+from dataclasses import dataclass
+
+from . import metrics, stats, workloads
+from .experiments import Point
+from .record import Config, is_failed
+from .registry import HOST, ICOUNT, clock as clock_entry
+from .workloads import Experiment
+
+FIXED, EXACT, TIMED = "fixed", "exact", "timed"
+TARGET = 0.03
+START = {HOST: 3, ICOUNT: 2}
+CAP = {HOST: 8, ICOUNT: 6}
+
+
+@dataclass(frozen=True)
+class Policy:
+    kind: str           # FIXED, EXACT or TIMED
+    start: int          # boots per stack to begin with
+    cap: int            # at most
+    target: float = TARGET
+
+    def text(self) -> str:
+        if self.kind == FIXED:
+            return f"fixed: {self.start} boot(s) per point and stack"
+        if self.kind == EXACT:
+            return ("exact counts: one boot per point and stack, a second "
+                    "at the middle point to check that they repeat")
+        return (f"timed: {self.start} boots per point and stack, then one "
+                f"more at a time while a timed ratio's 95% interval is "
+                f"wider than ±{self.target:.0%}, at most {self.cap}")
+
+
+@dataclass(frozen=True)
+class Decision:
+    """How many boots per stack a point wants now, and why."""
+    boots: int
+    why: str
+    policy: Policy
+
+
+def timed_policy(exp: Experiment, clock: str) -> Policy:
+    cap = CAP.get(clock, CAP[HOST])
+    if exp.max_reps:
+        cap = min(cap, exp.max_reps)
+    return Policy(TIMED, min(START.get(clock, START[HOST]), cap), cap)
+
+
+def policy(exp: Experiment, clock: str, fixed: int | None) -> Policy:
+    """The policy of exp on clock (fixed: --reps N)."""
+    if fixed:
+        return Policy(FIXED, fixed, fixed)
+    mode = workloads.mode(exp.workload, exp.mode)
+    if mode and all(m.deterministic for m in mode.metrics):
+        return Policy(EXACT, 1, 2)
+    return timed_policy(exp, clock)
+
+
+def shares_host(exp: Experiment, clock: str) -> bool:
+    """Whether a boot of exp on clock may run beside another boot: its
+    timings do not depend on the host, or it has none."""
+    mode = workloads.mode(exp.workload, exp.mode)
+    untimed = bool(mode) and not any(m.timed for m in mode.metrics)
+    return clock_entry(clock).repeatable or untimed
+
+
+Index = dict[Config, dict[str, dict[int, list[dict]]]]
+
+
+def index(records: list[dict]) -> Index:
+    """config -> stack -> rep -> records."""
+    out: Index = {}
+    for rec in records:
+        reps = out.setdefault(Config.of(rec), {}).setdefault(
+            str(rec.get("stack")), {})
+        reps.setdefault(int(rec.get("rep", 0)), []).append(rec)
+    return out
+
+
+def finished(reps: dict[str, dict[int, list[dict]]], stacks: list[str],
+             n: int) -> bool:
+    """Every stack has boots 0..n-1 stored."""
+    return all(all(r in reps.get(s, {}) for r in range(n)) for s in stacks)
+
+
+def taken(reps: dict[str, dict[int, list[dict]]], n: int) -> list[dict]:
+    """The records of repetitions below n."""
+    return [rec for stack in reps.values() for rep, recs in stack.items()
+            if rep < n for rec in recs]
+
+
+def compared(recs: list[dict], workload: str, mode: str
+             ) -> list[stats.ConfigStats]:
+    """Statistics of the record kind the catalogue compares; of
+    per-generation records only the last generation."""
+    kind = metrics.primary_record(workload, mode)
+    groups = [(k, s) for k, s in stats.group(recs).configs.items()
+              if k.record == kind]
+    gens = [k.generation for k, _ in groups if k.generation is not None]
+    if gens:
+        groups = [(k, s) for k, s in groups if k.generation == max(gens)]
+    return [stats.config_stats(k, s) for k, s in groups]
+
+
+def within(ratio: stats.Ratio, target: float) -> bool:
+    """The ratio's interval lies within +-target of it (a ratio that
+    does not exist, or is 0, has nothing repetitions could narrow)."""
+    if not ratio.value:
+        return True
+    if ratio.low is None or ratio.high is None:
+        return False
+    r = ratio.value
+    return max(ratio.high / r - 1, 1 - ratio.low / r) <= target
+
+
+def wide(recs: list[dict], workload: str, mode: str,
+         target: float) -> list[str]:
+    """The timed metrics whose ratio is not yet within target."""
+    timed = [m for m in metrics.primary(workload, mode)
+             if m.timed and m.direction != metrics.NEUTRAL]
+    return sorted({m.name for cs in compared(recs, workload, mode)
+                   for m in timed
+                   if not within(cs.comparisons[m.name].ratio, target)})
+
+
+def disagree(recs: list[dict], workload: str, mode: str) -> list[str]:
+    """The exact metrics whose repetitions differ on some stack."""
+    exact = [m.name for m in metrics.primary(workload, mode)
+             if m.deterministic]
+    out = set()
+    for cs in compared(recs, workload, mode):
+        for stack_sums in cs.summaries.values():
+            out |= {n for n in exact
+                    if n in stack_sums and not stack_sums[n].constant}
+    return sorted(out)
+
+
+def timed_decision(point: Point, pol: Policy,
+                   reps: dict[str, dict[int, list[dict]]],
+                   stacks: list[str]) -> Decision:
+    """Grow from pol.start while the last round is in, nothing failed,
+    some timed ratio is wide and the cap is not reached."""
+    e, n = point.exp, pol.start
+    while True:
+        if not finished(reps, stacks, n):
+            return Decision(n, "running", pol)
+        recs = taken(reps, n)
+        if any(is_failed(r) for r in recs):
+            return Decision(n, "a boot failed: no more repetitions", pol)
+        left = wide(recs, e.workload, e.mode, pol.target)
+        if not left:
+            return Decision(n, f"every timed ratio within "
+                            f"±{pol.target:.0%}", pol)
+        if n >= pol.cap:
+            return Decision(n, f"cap of {pol.cap} reached, wider than "
+                            f"±{pol.target:.0%}: {', '.join(left)}", pol)
+        n += 1
+
+
+def check_point(points: list[Point], point: Point) -> Point:
+    """The point whose second boot checks an EXACT experiment on one
+    clock and arch: the middle of its sweep."""
+    mine = [p for p in points if (p.exp.name, p.clock, p.arch) ==
+            (point.exp.name, point.clock, point.arch)]
+    return mine[len(mine) // 2]
+
+
+def exact_decision(points: list[Point], point: Point, pol: Policy,
+                   idx: Index, stacks: list[str]) -> Decision | None:
+    """One boot, two at the check point; None when the check point's
+    boots disagree (the caller repeats the experiment as timed)."""
+    check = check_point(points, point)
+    reps = idx.get(check.config, {})
+    if finished(reps, stacks, 2):
+        e = point.exp
+        differ = disagree([r for r in taken(reps, 2) if not is_failed(r)],
+                          e.workload, e.mode)
+        if differ:
+            return None
+    if point == check:
+        return Decision(2, "exact counts, checked by a second boot", pol)
+    return Decision(1, "exact counts (checked at the middle point)", pol)
+
+
+def decide(points: list[Point], point: Point, records: Index,
+           stacks: list[str], fixed: int | None) -> Decision:
+    pol = policy(point.exp, point.clock, fixed)
+    if pol.kind == FIXED:
+        return Decision(pol.start, "fixed by --reps", pol)
+    if pol.kind == EXACT:
+        found = exact_decision(points, point, pol, records, stacks)
+        if found:
+            return found
+        pol = timed_policy(point.exp, point.clock)
+        found = timed_decision(point, pol, records.get(point.config, {}),
+                               stacks)
+        return Decision(found.boots, "exact counts disagreed between "
+                        f"boots, so repeated as timed: {found.why}", pol)
+    return timed_decision(point, pol, records.get(point.config, {}), stacks)
+
+
+def decisions(points: list[Point], records: list[dict], stacks: list[str],
+              fixed: int | None) -> dict[Point, Decision]:
+    idx = index(records)
+    return {p: decide(points, p, idx, stacks, fixed) for p in points}
+
+
+def checked(metadata: dict) -> frozenset[Config]:
+    """The configurations of a run whose exact counts it checked (their
+    experiment stayed EXACT: its check point's boots agreed)."""
+    return frozenset(Config.of(p) for p in metadata.get("repetitions") or []
+                     if p.get("policy") == EXACT)

@@ -1,0 +1,185 @@
+"""How the run was measured: each experiment's guest clock and
+repetitions (and why that many), the configurations measured on two
+clocks side by side, where the run's time went (its phases) and where
+a boot's time went."""
+
+import statistics
+from pathlib import Path
+
+from .. import registry, stats, store
+from ..record import Config
+from ..registry import HOST
+from ..tables import fmt_ratio, ratio_cell, table
+from .compare import config_text
+
+PHASES = ("setup", "builds", "boots", "stats", "plots", "report")
+
+
+def clock_line(clock: str) -> str:
+    try:
+        text = registry.clock(clock).text
+    except Exception:    # a clock this version does not know
+        text = "unknown to this version of the harness"
+    return f"**{clock}**: {text}"
+
+
+def points_of(metadata: dict, experiment: str) -> list[dict]:
+    return [p for p in metadata.get("repetitions") or []
+            if p.get("experiment") == experiment]
+
+
+def boots_text(points: list[dict]) -> str:
+    """e.g. '2 boots per stack at 5 configurations (every timed ratio
+    within ±3%); 6 at x86_64 512MB K=16 (cap of 6 reached...)'."""
+    groups: dict[tuple, list[dict]] = {}
+    for p in points:
+        groups.setdefault((p.get("boots"), p.get("why")), []).append(p)
+    parts = []
+    for (boots, why), pts in sorted(groups.items(), key=str):
+        where = f"{len(pts)} configurations" if len(pts) > 1 else \
+            stats.ConfigKey(**Config.of(pts[0]).__dict__).label(
+                skip=("seed",))
+        parts.append(f"{boots} boot(s) per stack at {where} ({why})")
+    return "; ".join(parts)
+
+
+def policy_text(point: dict) -> str:
+    kind, start, cap = point.get("policy"), point.get("start"), \
+        point.get("cap")
+    if kind == "fixed":
+        return f"fixed by --reps at {start}"
+    if kind == "exact":
+        return ("exact counts only: one boot per configuration and stack, "
+                "a second at the middle configuration checks that they "
+                "repeat")
+    return (f"timed: {start} boots per configuration and stack, then one "
+            f"more at a time while the 95% interval of a timed metric's "
+            f"{registry.NEW}/{registry.BASE} ratio reaches beyond "
+            f"±{float(point.get('target') or 0):.0%} of it, at most {cap}")
+
+
+def how_measured(experiment: str, metadata: dict,
+                 records: list[dict]) -> list[str]:
+    """The experiment's clock(s) and repetitions, and why."""
+    clocks = sorted({str(r.get("clock") or HOST) for r in records
+                     if r.get("experiment") == experiment})
+    out = [f"Clock {clock_line(c)}." for c in clocks]
+    for clock in clocks:
+        pts = [p for p in points_of(metadata, experiment)
+               if (p.get("clock") or HOST) == clock]
+        if not pts:
+            continue
+        name = f" on {clock}" if len(clocks) > 1 else ""
+        out.append(f"Repetitions{name}: {policy_text(pts[0])}. Here: "
+                   f"{boots_text(pts)}.")
+    return [" ".join(out), ""] if out else []
+
+
+def pairs(analysis: list[stats.ConfigStats]
+          ) -> list[tuple[stats.ConfigStats, stats.ConfigStats]]:
+    """(icount, host) statistics of every configuration on both."""
+    by_key = {}
+    for cs in analysis:
+        k = cs.key
+        by_key[(k.experiment, k.arch, k.mem_mb, k.workload, k.mode,
+                k.params, k.record, k.generation, k.clock)] = cs
+    out = []
+    for key, cs in by_key.items():
+        if key[-1] != HOST:
+            host = by_key.get(key[:-1] + (HOST,))
+            if host is not None:
+                out.append((cs, host))
+    return out
+
+
+def agree(a: stats.Ratio, b: stats.Ratio) -> str:
+    if None in (a.low, a.high, b.low, b.high):
+        return "no interval"
+    assert a.low is not None and a.high is not None
+    assert b.low is not None and b.high is not None
+    overlap = a.low <= b.high and b.low <= a.high
+    return "intervals overlap" if overlap else "intervals apart"
+
+
+def clocks_compared(analysis: list[stats.ConfigStats]) -> list[str]:
+    """Ratios of the configurations measured on two clocks."""
+    rows = []
+    for other, host in pairs(analysis):
+        for name, c in other.comparisons.items():
+            h = host.comparisons.get(name)
+            if h is None or c.ratio.value is None or h.ratio.value is None:
+                continue
+            rows.append([other.key.experiment, config_text(host.key), name,
+                         f"{ratio_cell(c.ratio)} ({other.key.clock})",
+                         f"{ratio_cell(h.ratio)} (host)",
+                         fmt_ratio(c.ratio.value / h.ratio.value),
+                         agree(c.ratio, h.ratio)])
+    if not rows:
+        return []
+    return ["## Clocks compared", "",
+            "Configurations measured on two clocks: the "
+            f"{registry.NEW}/{registry.BASE} ratio on each, and how far "
+            "they agree.", ""] + table(
+        ["experiment", "configuration", "metric", "ratio [95% CI]",
+         "ratio on the host clock [95% CI]", "quotient", "agreement"],
+        rows) + [""]
+
+
+def run_time(metadata: dict) -> list[str]:
+    """The phases of every invocation on the run, with the host load."""
+    entries = metadata.get("phases") or []
+    if not entries:
+        return []
+    rows = []
+    for e in entries:
+        secs = e.get("seconds") or {}
+        rows.append([str(e.get("started", "")),
+                     *[f"{secs[p]:.0f}" if p in secs else "—"
+                       for p in PHASES],
+                     f"{float(e.get('total_s') or 0):.0f}",
+                     " / ".join(str(x) for x in e.get("load_start") or []),
+                     " / ".join(str(x) for x in e.get("load_end") or [])])
+    return ["## Run time", "",
+            "Wall seconds of each phase per invocation (metadata.json "
+            "'phases'; the report's own time is recorded after it is "
+            "written), and the host's load average (1/5/15 min) at its "
+            "start and end: timings taken under load are not final.",
+            ""] + table(["started", *PHASES, "total", "load at start",
+                         "load at end"], rows) + [""]
+
+
+def mean_of(values: list[float]) -> str:
+    return f"{statistics.fmean(values):.1f}" if values else "—"
+
+
+def boot_time(run_dir: Path) -> list[str]:
+    """Where a boot's time went, per experiment and clock."""
+    groups: dict[tuple[str, str], list[dict]] = {}
+    for boot in store.load_boots(run_dir) if run_dir.exists() else []:
+        recs = boot.get("records") or [{}]
+        if boot.get("phases"):
+            key = (str(recs[0].get("experiment")),
+                   str(recs[0].get("clock") or HOST))
+            groups.setdefault(key, []).append(boot["phases"])
+    if not groups:
+        return []
+    rows = []
+    for (exp, clock), ph in sorted(groups.items()):
+        steps = [p.get("guest_steps_s") or {} for p in ph]
+        rows.append([exp, clock, str(len(ph)),
+                     mean_of([p["qemu_s"] for p in ph]),
+                     mean_of([p["prep_s"] for p in ph]),
+                     mean_of([p["guest_init_s"] for p in ph
+                              if p.get("guest_init_s") is not None]),
+                     mean_of([s.get("run", 0) + s.get("section", 0)
+                              for s in steps]),
+                     mean_of([sum(s.values()) - s.get("run", 0) -
+                              s.get("section", 0) for s in steps])])
+    return ["## Boot time", "",
+            "Mean seconds per boot: host seconds in QEMU and making the "
+            "initrd; guest seconds (on the boot's clock) to /init, in the "
+            "workload, and in the other plan steps (swapon, state "
+            "sections).", ""] + table(
+        ["experiment", "clock", "boots", "QEMU (host s)", "initrd (host s)",
+         "to /init (guest s)", "workload (guest s)", "other steps (guest s)"],
+        rows) + [""]

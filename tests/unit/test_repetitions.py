@@ -1,0 +1,150 @@
+"""Repetitions decided per point from the metric catalogue, and the
+guest clocks boots run on."""
+
+import pytest
+
+import fabricate
+from rmapbench import experiments, qemu, registry, repetitions, stats
+from rmapbench.experiments import Experiment
+from rmapbench.registry import HOST, ICOUNT
+
+STACKS = ["anon_vma", "anonmm"]
+RATE = Experiment("t-rate", "fork", "rate", ("x86_64",),
+                  fixed={"V": 10, "N": 5}, clocks=(ICOUNT,))
+DEPTH = Experiment("t-depth", "fork", "depth", ("x86_64",),
+                   sweep={"D": [2, 4, 8]}, clocks=(HOST,))
+
+
+def rate_rec(stack: str, rep: int, value: float, clock: str = ICOUNT,
+             exp: Experiment = RATE) -> dict:
+    rec = fabricate.record(exp.name, stack, "x86_64", "fork", "rate",
+                           exp.fixed, {"forks_per_s": value}, rep=rep)
+    rec["clock"] = clock
+    return rec
+
+
+def depth_rec(stack: str, rep: int, d: int, value: float) -> dict:
+    rec = fabricate.record("t-depth", stack, "x86_64", "fork", "depth",
+                           {"D": d}, {"generation": d,
+                                      "slab_total_delta_bytes": value},
+                           rep=rep, record_kind="generation")
+    rec["clock"] = HOST
+    return rec
+
+
+def decide(exp: Experiment, records: list[dict], fixed=None):
+    points = experiments.sweep_points(exp, ["x86_64"])
+    return points, repetitions.decisions(points, records, STACKS, fixed)
+
+
+def test_policies_come_from_the_catalogue():
+    assert repetitions.policy(RATE, ICOUNT, None).kind == repetitions.TIMED
+    assert repetitions.policy(RATE, ICOUNT, None).start == 2
+    assert repetitions.policy(RATE, HOST, None).start == 3
+    assert repetitions.policy(DEPTH, HOST, None).kind == repetitions.EXACT
+    assert repetitions.policy(DEPTH, HOST, 5).kind == repetitions.FIXED
+    capped = Experiment("c", "fork", "rate", ("x86_64",), max_reps=2)
+    assert repetitions.policy(capped, HOST, None).cap == 2
+    assert repetitions.policy(capped, HOST, None).start == 2
+
+
+def test_who_shares_the_host():
+    assert repetitions.shares_host(RATE, ICOUNT)
+    assert not repetitions.shares_host(RATE, HOST)
+    assert repetitions.shares_host(DEPTH, HOST)      # exact counts only
+
+
+def test_timed_points_start_then_stop_within_target():
+    (point,), decided = decide(RATE, [])
+    assert decided[point].boots == 2 and decided[point].why == "running"
+    tight = [rate_rec(s, r, v) for r in range(2)
+             for s, v in (("anon_vma", 200.0 + r * 0.1),
+                          ("anonmm", 280.0 - r * 0.1))]
+    (point,), decided = decide(RATE, tight)
+    assert decided[point].boots == 2
+    assert "within ±3%" in decided[point].why
+
+
+def test_wide_points_grow_until_the_cap():
+    recs = []
+    for rep in range(6):
+        recs += [rate_rec("anon_vma", rep, 200.0 * (1.3 if rep % 2 else 0.7)),
+                 rate_rec("anonmm", rep, 280.0 * (0.7 if rep % 2 else 1.3))]
+    (point,), decided = decide(RATE, recs[:4])
+    assert decided[point].boots == 3 and decided[point].why == "running"
+    (point,), decided = decide(RATE, recs)
+    assert decided[point].boots == 6
+    assert "cap of 6 reached" in decided[point].why
+    assert "forks_per_s" in decided[point].why
+
+
+def test_a_failed_boot_stops_the_point():
+    recs = [rate_rec("anon_vma", r, 200.0 * (1 + r)) for r in range(2)]
+    recs += [rate_rec("anonmm", 0, 280.0),
+             fabricate.failed("t-rate", "anonmm", "x86_64", "fork", "rate",
+                              RATE.fixed, rep=1)]
+    recs[-1]["clock"] = ICOUNT
+    (point,), decided = decide(RATE, recs)
+    assert decided[point].boots == 2 and "failed" in decided[point].why
+
+
+def test_exact_points_get_one_boot_and_a_check():
+    points, decided = decide(DEPTH, [])
+    assert [decided[p].boots for p in points] == [1, 2, 1]
+    agree = [depth_rec(s, r, d, 1000.0 * d) for s in STACKS for d in (2, 8)
+             for r in (0,)]
+    agree += [depth_rec(s, r, 4, 4000.0) for s in STACKS for r in (0, 1)]
+    points, decided = decide(DEPTH, agree)
+    assert [decided[p].boots for p in points] == [1, 2, 1]
+    assert "checked" in decided[points[1]].why
+    assert repetitions.checked({"repetitions": [
+        {**p.config.fields(), "policy": decided[p].policy.kind}
+        for p in points]}) == {p.config for p in points}
+
+
+def test_exact_points_that_disagree_are_repeated_as_timed():
+    recs = [depth_rec(s, 0, d, 1000.0 * d) for s in STACKS for d in (2, 8)]
+    recs += [depth_rec(s, r, 4, 4000.0 + r) for s in STACKS for r in (0, 1)]
+    points, decided = decide(DEPTH, recs)
+    assert all(decided[p].boots == 3 for p in points)
+    assert all(decided[p].policy.kind == repetitions.TIMED for p in points)
+    assert "disagreed" in decided[points[0]].why
+
+
+def test_exact_with_one_checked_boot_compares_exactly():
+    one = stats.summarize([160.0], deterministic=True, checked=True)
+    other = stats.summarize([184.0], deterministic=True, checked=True)
+    assert one.exact
+    assert stats.compare("m", other, one).mark == stats.MARK_EXACT
+    unchecked = stats.summarize([160.0], deterministic=True)
+    assert not unchecked.exact
+    assert stats.compare("m", other, unchecked).note == "n=1: no test"
+
+
+def test_clocks_expand_into_their_own_points_and_keys():
+    both = Experiment("t", "fork", "rate", ("x86_64",), fixed={"N": 1},
+                      clocks=(ICOUNT, HOST))
+    cases = experiments.expand([both], STACKS, ["x86_64"], 1)
+    assert sorted(c.clock for c in cases) == [HOST, HOST, ICOUNT, ICOUNT]
+    keys = {c.key() for c in cases}
+    assert len(keys) == 4 and any(k.endswith("_icount_r0") for k in keys)
+    assert cases[0].config != cases[-1].config
+
+
+def test_icount_boots_count_instructions_under_tcg(tmp_path):
+    kernel = tmp_path / "bzImage"
+    kernel.write_text("")
+    spec = qemu.BootSpec("x86_64", kernel, tmp_path / "initrd", 256, 10,
+                         accel="kvm", clock=ICOUNT)
+    cmd = qemu.command(spec, None)
+    assert cmd[cmd.index("-accel") + 1] == "tcg"
+    assert cmd[cmd.index("-icount") + 1] == "shift=0,sleep=off"
+    assert "noapictimer" in cmd[cmd.index("-append") + 1]
+    spec.clock = HOST
+    cmd = qemu.command(spec, None)
+    assert cmd[cmd.index("-accel") + 1] == "kvm" and "-icount" not in cmd
+
+
+def test_unknown_clock_is_refused():
+    with pytest.raises(Exception, match="unknown clock 'tsc'"):
+        registry.clock("tsc")
