@@ -147,6 +147,11 @@ def report_run(rdir: Path, watch: "phases.Stopwatch | None" = None) -> Path:
 def cmd_report(args: argparse.Namespace) -> int:
     watch = phases.Stopwatch()
     rdir = store.run_dir(args.run_id)
+    if args.text:
+        from . import report
+        print(report.write_text(rdir, store.load_records(rdir),
+                                store.load_metadata(rdir)), end="")
+        return 0
     report_run(rdir, watch)
     phases.save(rdir, watch)
     return 0
@@ -268,6 +273,10 @@ def add_result_commands(sub: Sub) -> None:
     p = sub.add_parser("report", help="write results/<run-id>/report.md "
                        "and its plots")
     p.add_argument("run_id")
+    p.add_argument("--text", action="store_true",
+                   help="print the decision and the summary as plain text "
+                   "(for a mailing-list post; also in "
+                   "results/<run-id>/summary.txt), without plots")
     p.set_defaults(func=cmd_report)
     p = sub.add_parser("reparse", help="rebuild results/<run-id>'s records "
                        "from its stored consoles, then its report")

@@ -1,8 +1,9 @@
 """The comparison report: results/<run-id>/report.md from records.
 
 Sections: warnings (TCG, an anonmm stack that does not run anonmm), the
-environment, the run's time by phase, the config diff, a summary table,
-a verdict per workload, the configurations measured on two clocks, the
+decision (per regime, crossovers, memory size; decision.py, which also
+writes the plain-text summary.txt), the environment, the run's time by
+phase, the config diff, a summary table, a verdict per workload, the configurations measured on two clocks, the
 workloads' own sections (the memory-size recommendation of swap), one
 section per experiment (its clock and repetitions and why, every
 configuration, then its plots), where a boot's time went and the
@@ -14,8 +15,10 @@ measured, failures; tables.py formats the cells.
 import os
 from pathlib import Path
 
-from .. import repetitions, stats, workloads
-from . import compare, experiments, facts, failures, measured
+from .. import repetitions, stats, store, workloads
+from . import compare, decision, experiments, facts, failures, measured
+
+TEXT = "summary.txt"
 
 
 def write_report(run_dir: Path, records: list[dict], metadata: dict,
@@ -27,7 +30,22 @@ def write_report(run_dir: Path, records: list[dict], metadata: dict,
     tmp = path.with_suffix(".md.tmp")
     tmp.write_text(render(run_dir, records, metadata, plot_files, analysis))
     os.replace(tmp, path)
+    write_text(run_dir, records, metadata, analysis)
     return path
+
+
+def write_text(run_dir: Path, records: list[dict], metadata: dict,
+               analysis: list[stats.ConfigStats] | None = None) -> str:
+    """Write run_dir/summary.txt, the plain-text decision and summary,
+    and return it."""
+    if analysis is None:
+        analysis = stats.analyse(
+            records, checked=repetitions.checked(metadata))
+    text = decision.text_summary(
+        f"rmapbench: {facts.run_id(run_dir, records, metadata)}", records,
+        analysis, [r for r in records if stats.is_failed(r)])
+    store.write_atomic(run_dir / TEXT, text)
+    return text
 
 
 def render(run_dir: Path, records: list[dict], metadata: dict,
@@ -41,6 +59,7 @@ def render(run_dir: Path, records: list[dict], metadata: dict,
     parts = [f"# rmapbench report: "
              f"{facts.run_id(run_dir, records, metadata)}", ""]
     parts += facts.warnings(records, accel, metadata)
+    parts += decision.decision(records, analysis)
     parts += facts.environment(metadata, records)
     parts += measured.run_time(metadata)
     parts += facts.config_diff(metadata)

@@ -9,7 +9,8 @@ import pkgutil
 
 from ..errors import UserError
 from ..registry import HOST
-from .base import Experiment, Figure, Metric, Mode, Workload
+from .base import (REGIMES, Crossover, Experiment, Figure, Metric, Mode,
+                   Workload)
 
 
 def discover() -> dict[str, Workload]:
@@ -41,7 +42,8 @@ def __getattr__(name: str) -> dict[str, Workload]:
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-__all__ = ["Experiment", "Figure", "Metric", "Mode", "Workload",
+__all__ = ["REGIMES", "Crossover", "Experiment", "Figure", "Metric", "Mode",
+           "Workload",
            "WORKLOADS", "workload", "experiments", "figures", "mode"]
 
 

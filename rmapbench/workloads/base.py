@@ -47,16 +47,47 @@ def metric(name: str, label: str, unit: str, direction: str = LOWER,
     return Metric(name, label, unit, direction, exact, timed)
 
 
+# The regimes of the report's decision section, in its order: what a
+# reader deciding between the schemes runs.  A mode names the regime it
+# measures (Mode.regime); a regime no mode names is reported as not
+# measured, never dropped.
+REGIMES: tuple[tuple[str, str], ...] = (
+    ("vma", "VMA-heavy and lowmem-bound"),
+    ("fork", "fork-heavy"),
+    ("mremap", "mremap-heavy"),
+    ("reclaim", "big bundles and families under swap"),
+    ("fastpath", "fast path, no memory pressure"),
+)
+
+
 @dataclass(frozen=True)
 class Mode:
     """One mode of a workload: the record kind compared (summary, or one
     line per generation...) and its metrics, the headline first.  main:
     the experiments whose configurations stand for the mode in the
-    summary table and the verdicts (older names of them included)."""
+    summary table and the verdicts (older names of them included).
+    regime: the key of REGIMES its headline decides ("": none; a ceiling
+    or a context measurement)."""
     name: str
     metrics: tuple[Metric, ...]
     record: str = "summary"
     main: tuple[str, ...] = ()
+    regime: str = ""
+
+
+@dataclass(frozen=True)
+class Crossover:
+    """A point of a sweep the decision section finds from the data: the
+    smallest value of param, among experiment's configurations on its
+    own clock, at which NEW is behind BASE on metric by more than pct
+    percent with a significant (or exact) difference.  what: the point
+    in words, e.g. "the width W at which anonmm's swap-out falls more
+    than 5% behind"."""
+    experiment: str
+    param: str
+    metric: str
+    pct: float
+    what: str
 
 
 @dataclass(frozen=True)
@@ -123,6 +154,11 @@ class Workload:
     sections: tuple[Section, ...] = ()
     # report texts of experiment names older runs used
     old_texts: dict = field(default_factory=dict)
+    # the decision section's crossover points of its sweeps
+    crossovers: tuple[Crossover, ...] = ()
+    # the decision section's memory-size advice: a line per stack, []
+    # when its records hold none
+    sizing: Section | None = None
     # its place among the workloads (runs, verdicts, summary rows)
     order: int = 100
 

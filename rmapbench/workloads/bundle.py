@@ -12,7 +12,8 @@ from pathlib import Path
 
 from .. import figures as fg
 from .. import stats
-from .base import HIGHER, NEUTRAL, Experiment, Figure, Mode, Workload, metric
+from .base import (HIGHER, NEUTRAL, Crossover, Experiment, Figure, Mode,
+                   Workload, metric)
 
 PATTERNS = ("private", "pair", "shared")
 # the default comparison: small enough for TCG, wide enough for a slope
@@ -117,9 +118,14 @@ def plot_bundle(records: list[dict], out_dir: Path) -> list[Path]:
 
 WORKLOAD = Workload(
     "bundle", "rmb-bundle",
-    modes=tuple(Mode(p, bundle_metrics(), main=(f"bundle-{p}",))
+    modes=tuple(Mode(p, bundle_metrics(), main=(f"bundle-{p}",),
+                     regime="reclaim")
                 for p in PATTERNS),
     experiments=tuple(experiment(p) for p in PATTERNS),
+    crossovers=tuple(Crossover(f"bundle-{p}", "W", "data_swapout_per_s",
+                               5.0, f"the width W at which anonmm's "
+                               f"swap-out of {p} data falls more than 5% "
+                               f"behind") for p in PATTERNS),
     figures=(Figure("bundle", tuple(f"bundle-{p}" for p in PATTERNS),
                     plot_bundle),),
     order=45)

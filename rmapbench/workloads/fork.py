@@ -104,7 +104,8 @@ WORKLOAD = Workload(
             metric("fork_median_ns", "fork() latency, median", "ns"),
             metric("fork_p90_ns", "fork() latency, 90th percentile", "ns"),
             metric("slab_total_per_child_bytes", "slab total per child",
-                   "B/child", exact=True)), main=("fork-breadth",)),
+                   "B/child", exact=True)), main=("fork-breadth",),
+             regime="fork"),
         Mode("depth", (
             metric("slab_total_delta_bytes", "slab total, generations alive",
                    "B", exact=True),
@@ -113,12 +114,13 @@ WORKLOAD = Workload(
             metric("slab_anon_vma_delta_bytes", "anon_vma slab", "B",
                    exact=True),
             metric("slab_anonmm_delta_bytes", "anonmm slab", "B",
-                   exact=True)), record="generation", main=("fork-depth",)),
+                   exact=True)), record="generation", main=("fork-depth",),
+             regime="fork"),
         Mode("chain", chain_metrics(), record="generation",
-             main=("fork-chain",)),
+             main=("fork-chain",), regime="fork"),
         Mode("rate", (
             metric("forks_per_s", "fork+exit rate", "forks/s", HIGHER),),
-            main=("fork-rate",))),
+            main=("fork-rate",), regime="fork")),
     experiments=(
         Experiment("fork-breadth", "fork", "breadth", ALL,
                    sweep={"N": [8, 32, 128]}, fixed={"V": 1000},

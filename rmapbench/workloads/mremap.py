@@ -73,7 +73,8 @@ def plot_mremap(records: list[dict], out_dir: Path) -> list[Path]:
 WORKLOAD = Workload(
     "mremap", "rmb-mremap",
     # "mremap": the one experiment of all three modes in older runs
-    modes=tuple(Mode(m, move_metrics(), main=(f"mremap-{m}", "mremap"))
+    modes=tuple(Mode(m, move_metrics(), main=(f"mremap-{m}", "mremap"),
+                     regime="mremap")
                 for m in MREMAP_MODES),
     experiments=(
         Experiment("mremap-unshared", "mremap", "unshared", ALL,

@@ -14,7 +14,8 @@ from .. import figures as fg
 from .. import stats
 from ..registry import BASE, NEW
 from ..tables import cell, fmt, params_text, table
-from .base import HIGHER, NEUTRAL, Experiment, Figure, Mode, Workload, metric
+from .base import (HIGHER, NEUTRAL, Crossover, Experiment, Figure, Mode,
+                   Workload, metric)
 
 PAGE_KB = 4          # fio's kB/s -> pages/s
 
@@ -169,6 +170,14 @@ def memory_recommendation(records: list[dict]) -> list[str]:
     return out
 
 
+def sizing(records: list[dict]) -> list[str]:
+    """The decision section's advice: recommend() per stack, of each
+    swap-mem family measured."""
+    return [f"{arch}, swap {ptext}: {recommend(stack, sizes)}"
+            for (arch, ptext), sizes in sorted(swap_groups(records).items())
+            for stack in (BASE, NEW)]
+
+
 def mean0(values: list[float]) -> float:
     return sum(values) / len(values) if values else 0.0
 
@@ -209,7 +218,7 @@ WORKLOAD = Workload(
                "faults"),
         metric("anon_swapin_copy_pages", "pages copied at swap-in", "pages"),
         metric("anon_rmap_orphan_pages", "orphan pages re-pointed", "pages",
-               NEUTRAL)), main=("swap-family",)),),
+               NEUTRAL)), main=("swap-family",), regime="reclaim"),),
     experiments=(
         Experiment("swap-mem", "swap", "family", ("x86_64",),
                    fixed={"N": 4, "mb": 256, "passes": 2},
@@ -226,4 +235,8 @@ WORKLOAD = Workload(
         Figure("swap-timeline", ("swap-mem",), plot_swap_timeline)),
     sample_s=1,
     sections=(memory_recommendation,),
+    crossovers=(Crossover("swap-family", "N", "swapout_per_s", 5.0,
+                          "the family size N at which anonmm's swap-out "
+                          "falls more than 5% behind"),),
+    sizing=sizing,
     order=40)

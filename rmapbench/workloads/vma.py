@@ -185,12 +185,13 @@ def plot_capacity(records: list[dict], out_dir: Path) -> list[Path]:
 WORKLOAD = Workload(
     "vma", "rmb-vma",
     modes=(
-        Mode("count", count_metrics(), main=("vma-cost",)),
+        Mode("count", count_metrics(), main=("vma-cost",), regime="vma"),
         Mode("capacity", (
             metric("vmas_count", "VMAs created before lowmem ran out", "VMAs",
                    HIGHER, exact=True),
             metric("high_free_kb", "HighFree left at the end", "kB",
-                   NEUTRAL, exact=True)), main=("capacity",))),
+                   NEUTRAL, exact=True)), main=("capacity",),
+             regime="vma")),
     experiments=(
         Experiment("vma-cost", "vma", "count", ALL,
                    sweep={"kind": ["split", "gap"]}, fixed={"V": 20000},

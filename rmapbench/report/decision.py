@@ -1,0 +1,252 @@
+"""The decision section, first in the report, and the plain-text summary.
+
+For each regime (workloads.REGIMES) the headline comparison of every
+mode that names it, at the mode's main configuration on each arch: who
+wins, by how much, how surely, on which clock, under memory pressure or
+not; then the regime's outcome from those rows alone.  Then the
+crossover points the workloads declare (the smallest swept value at
+which anonmm falls behind), and their memory-size advice.  Nothing here
+is written by hand: a regime no experiment measured says so.
+
+text_summary() renders the same rows and the summary table in fixed
+width columns, for a mailing-list post (harness.py report --text).
+"""
+
+from dataclasses import dataclass
+
+from .. import metrics, stats, workloads
+from ..registry import BASE, NEW
+from ..tables import fmt_ratio, ratio_cell, table
+from . import compare
+
+STACKS = (BASE, NEW)
+
+
+@dataclass(frozen=True)
+class Headline:
+    """One mode's headline comparison on one arch."""
+    regime: str
+    what: str           # workload/mode
+    arch: str
+    config: str         # its configuration, as the summary table names it
+    metric: str         # the headline metric's label
+    outcome: str        # NEW, BASE, 'same' or 'untested'
+    ratio: str          # NEW/BASE [95% CI]
+    sure: str           # 'exact', '*' or why there is no test
+    clock: str
+    pressure: bool      # some boot of it swapped pages out
+
+
+def swapped(cs: stats.ConfigStats) -> bool:
+    """Whether any boot of the configuration swapped a page out."""
+    return any(v for recs in cs.records.values() for r in recs
+               for k, v in (r.get("metrics") or {}).items()
+               if ("pswpout" in k or "swapout" in k)
+               and isinstance(v, (int, float)))
+
+
+def headline_of(regime: str, workload: str, entry: metrics.Mode,
+                cs: stats.ConfigStats) -> Headline:
+    m = entry.metrics[0]
+    c = cs.comparisons.get(m.name)
+    if c is None or any(not cs.records.get(s) for s in STACKS):
+        outcome, ratio, sure = "untested", "—", "a stack not measured"
+    else:
+        outcome = compare.outcome(c, m)
+        ratio = ratio_cell(c.ratio)
+        if c.mark:
+            sure = c.mark
+        elif outcome == "untested":
+            sure = compare.untested_reason(c)
+        else:
+            sure = "equal" if c.note == "equal" else "not significant"
+    return Headline(regime, f"{workload}/{entry.name}", cs.key.arch,
+                    compare.config_text(cs.key), compare.metric_text(m),
+                    outcome, ratio, sure, cs.key.clock, swapped(cs))
+
+
+def headlines(analysis: list[stats.ConfigStats]) -> list[Headline]:
+    """Every regime-naming mode's headline, in the catalogue's order."""
+    arches = sorted({c.key.arch for c in analysis})
+    out = []
+    for workload, entry in metrics.catalogue():
+        if not entry.regime:
+            continue
+        for arch in arches:
+            cs = compare.main_config(analysis, workload, entry.name, arch)
+            if cs is not None:
+                out.append(headline_of(entry.regime, workload, entry, cs))
+    return out
+
+
+def regime_outcome(rows: list[Headline]) -> str:
+    """The regime's outcome in words, from its rows only."""
+    if not rows:
+        return "not measured in this run (no experiment of this regime ran)"
+    wins = {s: [h for h in rows if h.outcome == s] for s in STACKS}
+    tested = [h for h in rows if h.outcome != "untested"]
+    if not tested:
+        return "no test possible (one repetition or a stack missing)"
+    if wins[NEW] and wins[BASE]:
+        return (f"mixed: {NEW} wins {len(wins[NEW])} of {len(tested)} "
+                f"({', '.join(names(wins[NEW]))}), {BASE} "
+                f"{len(wins[BASE])} ({', '.join(names(wins[BASE]))})")
+    for s in STACKS:
+        if wins[s]:
+            rest = len(tested) - len(wins[s])
+            return (f"**{s}** wins {len(wins[s])} of {len(tested)} "
+                    f"headline comparison(s)" +
+                    (f", no significant difference in {rest}" if rest
+                     else ""))
+    return f"no significant difference in any of {len(tested)}"
+
+
+def names(rows: list[Headline]) -> list[str]:
+    return [f"{h.what} {h.arch}" for h in rows]
+
+
+def winner_cell(h: Headline) -> str:
+    return {"same": "no difference", "untested": "no test"}.get(
+        h.outcome, h.outcome)
+
+
+def setting(h: Headline) -> str:
+    return f"{h.clock} clock, " + ("under swap" if h.pressure
+                                   else "no swap-out")
+
+
+def headline_rows(rows: list[Headline]) -> list[list[str]]:
+    return [[h.what, h.arch, h.metric, h.config, winner_cell(h), h.ratio,
+             h.sure, setting(h)] for h in rows]
+
+
+HEADER = ["workload/mode", "arch", "headline metric", "configuration",
+          "winner", f"{NEW}/{BASE} [95% CI]", "mark", "setting"]
+
+
+@dataclass(frozen=True)
+class Point:
+    """A declared crossover, found or not, on one arch."""
+    what: str
+    arch: str
+    text: str
+
+
+def crossover_points(analysis: list[stats.ConfigStats]) -> list[Point]:
+    out = []
+    for w in workloads.WORKLOADS.values():
+        for x in w.crossovers:
+            cands = [c for c in analysis if c.key.experiment == x.experiment
+                     and c.key.clock == workloads.own_clock(x.experiment)
+                     and c.key.record == "summary"]
+            for arch in sorted({c.key.arch for c in cands}):
+                mine = sorted((c for c in cands if c.key.arch == arch),
+                              key=lambda c: c.key.sort_key())
+                out.append(Point(x.what, arch, crossing(x, w.name, mine)))
+    return out
+
+
+def behind(c: stats.Comparison, m: metrics.Metric, pct: float) -> bool:
+    """NEW significantly behind BASE by more than pct percent."""
+    r = c.ratio.value
+    if compare.outcome(c, m) != BASE or r is None:
+        return False
+    return r < 1 - pct / 100 if m.direction == metrics.HIGHER \
+        else r > 1 + pct / 100
+
+
+def crossing(x: workloads.Crossover, workload: str,
+             mine: list[stats.ConfigStats]) -> str:
+    """Where NEW first falls behind in the sweep, in words."""
+    tested = [(c.key.param(x.param), c.comparisons[x.metric]) for c in mine
+              if x.metric in c.comparisons]
+    tested = [(v, c) for v, c in tested if c.base and c.new]
+    if not tested:
+        return "not measured"
+    m = metrics.lookup(x.metric, workload, mine[0].key.mode)
+    for value, c in tested:
+        if behind(c, m, x.pct):
+            return (f"{x.param} = {value} (ratio {ratio_cell(c.ratio)}; "
+                    f"measured {x.param} = {swept(tested)})")
+    last_v, last = tested[-1]
+    r = last.ratio.value
+    mark = f", {last.mark}" if last.mark else ", no significant difference"
+    return (f"not within the sweep ({x.param} = {swept(tested)}; at "
+            f"{last_v}: ratio {fmt_ratio(r) if r is not None else '—'}"
+            f"{mark})")
+
+
+def swept(tested: list) -> str:
+    return ", ".join(str(v) for v, _ in tested)
+
+
+def sizing_lines(records: list[dict]) -> list[str]:
+    return [line for w in workloads.WORKLOADS.values() if w.sizing
+            for line in w.sizing(records)]
+
+
+def decision(records: list[dict], analysis: list[stats.ConfigStats]
+             ) -> list[str]:
+    """The report's decision section (Markdown)."""
+    rows = headlines(analysis)
+    out = ["## Decision", "",
+           "Per regime, the headline metric of each of its modes at the "
+           "mode's main configuration (the Summary's rows); the regime's "
+           "outcome counts those rows and nothing else.  Mark: `*` Welch "
+           "p < 0.05, `exact` a count that never varied.", ""]
+    for key, title in workloads.REGIMES:
+        mine = [h for h in rows if h.regime == key]
+        out += [f"### {title}", "", f"Outcome: {regime_outcome(mine)}.", ""]
+        if mine:
+            out += table(HEADER, headline_rows(mine)) + [""]
+    points = crossover_points(analysis)
+    if points:
+        out += ["### Crossover points", ""]
+        out += [f"- {p.what} ({p.arch}): {p.text}." for p in points]
+        out.append("")
+    sizing = sizing_lines(records)
+    if sizing:
+        out += ["### Memory size", ""] + [f"- {s}" for s in sizing] + [""]
+    return out
+
+
+# --- plain text ------------------------------------------------------------
+
+def text_table(header: list[str], rows: list[list[str]]) -> list[str]:
+    """Fixed-width columns, left-aligned, two spaces apart."""
+    widths = [max(len(str(r[i])) for r in [header] + rows)
+              for i in range(len(header))]
+    line = ("  ".join(str(v).ljust(w) for v, w in zip(row, widths)).rstrip()
+            for row in [header, ["-" * w for w in widths]] + rows)
+    return list(line)
+
+
+def plain(text: str) -> str:
+    return text.replace("**", "").replace("`", "")
+
+
+def text_summary(title: str, records: list[dict],
+                 analysis: list[stats.ConfigStats], failed: list[dict]
+                 ) -> str:
+    """The decision and the summary table with no Markdown: a plain-text
+    post in the manner of mmtests' compare output."""
+    rows = headlines(analysis)
+    out = [title, "=" * len(title), ""]
+    for key, what in workloads.REGIMES:
+        mine = [h for h in rows if h.regime == key]
+        out.append(f"{what}: {plain(regime_outcome(mine))}")
+    out.append("")
+    if rows:
+        out += text_table(HEADER, headline_rows(rows)) + [""]
+    points = crossover_points(analysis)
+    out += [f"{p.what} ({p.arch}): {p.text}" for p in points]
+    out += [""] + [plain(s) for s in sizing_lines(records)] + [""]
+    summary = compare.summary_rows(analysis,
+                                   compare.failed_counts(failed))
+    if summary:
+        out += ["Summary (each workload/mode at its main configuration)", ""]
+        out += text_table(["workload/mode", "arch", "metric", "config",
+                           f"{BASE} mean", f"{NEW} mean", compare.RATIO,
+                           "mark", "winner"], summary)
+        out += ["", plain(compare.LEGEND)]
+    return "\n".join(out).rstrip() + "\n"

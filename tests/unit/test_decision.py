@@ -1,0 +1,107 @@
+"""The report's decision section and the plain-text summary, from
+fabricated records: every outcome, crossover and size comes from them."""
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import fabricate
+from rmapbench import report, stats, workloads
+from rmapbench.report import decision
+
+RUN = fabricate.RUN_ID
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(scope="module")
+def records():
+    return fabricate.full_run()
+
+
+@pytest.fixture(scope="module")
+def analysis(records):
+    return stats.analyse(records)
+
+
+def test_every_regime_has_a_mode_or_says_not_measured(records, analysis):
+    text = "\n".join(decision.decision(records, analysis))
+    for _, title in workloads.REGIMES:
+        assert f"### {title}\n" in text
+    # no fabricated experiment measures the fast path: said, not dropped
+    fast = text.split("### fast path, no memory pressure\n")[1]
+    assert fast.lstrip().startswith("Outcome: not measured in this run")
+
+
+def test_outcomes_follow_the_data(analysis):
+    rows = {(h.what, h.arch): h for h in decision.headlines(analysis)}
+    # fabricate: anonmm's pair pages search the whole bundle
+    assert rows[("bundle/pair", "x86_64")].outcome == "anon_vma"
+    # anonmm's fork-rate boots on x86_64 all failed: no test, not a win
+    assert rows[("fork/rate", "x86_64")].outcome == "untested"
+    assert rows[("fork/breadth", "x86_64")].pressure is False
+    assert rows[("bundle/pair", "x86_64")].pressure is True
+    assert rows[("swap/family", "x86_64")].pressure is True
+
+
+def test_regime_outcome_counts_its_rows():
+    def h(outcome):
+        return decision.Headline("r", "w/m", "x86_64", "", "", outcome,
+                                 "", "", "host", False)
+    assert decision.regime_outcome([]).startswith("not measured")
+    assert decision.regime_outcome([h("untested")]).startswith("no test")
+    assert "mixed" in decision.regime_outcome([h("anonmm"), h("anon_vma")])
+    one = decision.regime_outcome([h("anonmm"), h("same")])
+    assert one.startswith("**anonmm** wins 1 of 2")
+    assert decision.regime_outcome([h("same")]).startswith(
+        "no significant difference")
+
+
+def test_crossovers_found_in_the_sweep(analysis):
+    points = {(p.what, p.arch): p.text
+              for p in decision.crossover_points(analysis)}
+    pair = next(t for (w, a), t in points.items() if "pair" in w)
+    # fabricate: anonmm 3% behind at W=8, 24% at W=64
+    assert pair.startswith("W = 64 ")
+    private = next(t for (w, a), t in points.items() if "private" in w)
+    assert private.startswith("not within the sweep (W = 8, 64")
+    family = points[(next(w for w, _ in points if "family size" in w),
+                     "x86_64")]
+    assert family.startswith("N = 4 ")
+
+
+def test_memory_size_advice_per_stack(records, analysis):
+    text = "\n".join(decision.decision(records, analysis))
+    size = text.split("### Memory size\n")[1]
+    assert "anon_vma: no swap-out from 384 MB" in size
+    assert "anonmm: no swap-out from 384 MB" in size
+
+
+def test_text_summary_has_no_markdown(tmp_path, records):
+    run_dir = tmp_path / RUN
+    text = report.write_text(run_dir, records, fabricate.metadata())
+    assert (run_dir / "summary.txt").read_text() == text
+    assert "|" not in text and "**" not in text and "`" not in text
+    lines = text.splitlines()
+    assert lines[0] == f"rmapbench: {RUN}"
+    assert "big bundles and families under swap: mixed" in text or \
+        "big bundles and families under swap: anon_vma wins" in text
+    # columns line up: the header's dashes are as wide as each column
+    dash = next(i for i, line in enumerate(lines) if line.startswith("---"))
+    assert len(lines[dash]) >= len(lines[dash - 1])
+
+
+def test_report_text_cli(tmp_path, records):
+    run_dir = tmp_path / "results" / RUN
+    from rmapbench import store
+    store.save_boot(run_dir, "all", {"key": "all", "records": records})
+    store.write_json(run_dir / "metadata.json", fabricate.metadata())
+    res = subprocess.run(
+        [sys.executable, str(ROOT / "harness.py"), "report", "--text", RUN],
+        capture_output=True, text=True, cwd=tmp_path,
+        env={"RMAPBENCH_RESULTS": str(tmp_path / "results"),
+             "PATH": "/usr/bin:/bin"})
+    assert res.returncode == 0, res.stderr
+    assert res.stdout.startswith(f"rmapbench: {RUN}\n")
+    assert not (run_dir / "report.md").exists()
