@@ -3,13 +3,14 @@
 Sections: warnings (TCG, an anonmm stack that does not run anonmm), the
 decision (per regime, crossovers, memory size; decision.py, which also
 writes the plain-text summary.txt), the environment, the run's time by
-phase, the config diff, a summary table, a verdict per workload, the configurations measured on two clocks, the
-workloads' own sections (the memory-size recommendation of swap), one
-section per experiment (its clock and repetitions and why, every
-configuration, then its plots), where a boot's time went and the
-failures.  A failed boot is named as failed, with its excerpt, and never
-shown as a number.  One module per part: facts, compare, experiments,
-measured, failures; tables.py formats the cells.
+phase, the config diff, a summary table, a verdict per workload, the
+configurations measured on two clocks, the workloads' own sections (the
+memory-size recommendation of swap), one section per experiment (its
+clock and repetitions and why, every configuration, then its plots),
+where a boot's time went and the failures.  A failed boot is named as
+failed, with its excerpt, and never shown as a number.  One module per
+part: facts, decision, compare, experiments, measured, failures;
+tables.py formats the cells.
 """
 
 import os
