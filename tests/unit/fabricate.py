@@ -292,6 +292,21 @@ class Fab:
                     self.add(f"bundle-{mode}", stack, "x86_64", "bundle",
                              mode, {"W": w, "mb": 16}, make, mem_mb=128)
 
+    def fastpath(self) -> None:
+        """Both schemes within a percent: the 2004 table's setting."""
+        rates = {"fault": ("faults_per_s", 90000.0),
+                 "brk": ("brk_ops_per_s", 30000.0),
+                 "sdet": ("scripts_per_s", 12.0)}
+        for arch in ARCHES:
+            for stack in STACKS:
+                for mode, (name, rate) in rates.items():
+                    for t in (1, 2):
+                        self.add(f"fastpath-{mode}", stack, arch, "fastpath",
+                                 mode, {"T": t, "L": 8},
+                                 lambda rep, n=name, r=rate: {
+                                     n: self.noisy(r),
+                                     "elapsed_ns": self.noisy(2e9)})
+
     def failures(self) -> None:
         """One failed rep in swap-mem, and fork-rate x86_64 anonmm failed
         in every rep (its cell must say failed, never a number)."""
@@ -318,7 +333,7 @@ class Fab:
                       self.fork_breadth, self.fork_depth, self.fork_chain,
                       self.fork_rate,
                       self.mremap, self.swap_mem, self.swap_family,
-                      self.bundle, self.failures):
+                      self.bundle, self.fastpath, self.failures):
             build()
         return self.records
 
