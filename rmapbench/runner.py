@@ -127,6 +127,15 @@ def round_cases(points: list[Point], decided: dict, stacks: list[str],
             if not store.boot_done(rdir, (case := p.case(stack, rep)).key())]
 
 
+def say_resumed(rdir: Path, todo: int) -> None:
+    """A run started again says what it keeps of the killed one."""
+    done = len(list((rdir / "boots").glob("*.json"))) \
+        if (rdir / "boots").exists() else 0
+    if done:
+        print(f"resuming {rdir.name}: {done} of {done + todo} boots "
+              f"already finished", flush=True)
+
+
 def run_rounds(points: list[Point], stacks: list[str], rdir: Path,
                run_id: str, accel: str, jobs: int, fixed: int | None
                ) -> dict:
@@ -143,6 +152,8 @@ def run_rounds(points: list[Point], stacks: list[str], rdir: Path,
         if not todo:
             return decided
         rounds += 1
+        if rounds == 1:
+            say_resumed(rdir, len(todo))
         together = [c for c in todo if shares[c.config]]
         alone = [c for c in todo if not shares[c.config]]
         print(f"round {rounds}: {len(todo)} boots ({len(together)} "
