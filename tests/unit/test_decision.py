@@ -110,3 +110,14 @@ def test_report_text_cli(tmp_path, records):
     assert res.returncode == 0, res.stderr
     assert res.stdout.startswith(f"rmapbench: {RUN}\n")
     assert not (run_dir / "report.md").exists()
+
+
+def test_the_2004_table_stands_beside_this_runs_figures(records):
+    from rmapbench.workloads import fastpath
+    text = "\n".join(fastpath.paper_table(records))
+    assert "| kernbench -j32, system time (s) | 83.85 | 83.69 | 1.002 |" \
+        in text
+    assert "shell scripts per second (scripts/s, T=2)" in text
+    none = "\n".join(fastpath.paper_table(
+        [r for r in records if r["workload"] != "fastpath"]))
+    assert "not measured" in none
