@@ -25,13 +25,15 @@
  * (swap entries in their owners' ptes afterwards).  The balloon goes,
  * and every process verifies its data (its owner counts the swap
  * entries first).  Without swap or without /proc/rmapbench (a host)
- * there is no balloon.
+ * there is no balloon.  contend=1 adds, in each data owner, a thread
+ * taking its mmap_lock for write in a loop while reclaim runs.
  */
 #define _GNU_SOURCE
 #include "lib/rmb.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -61,6 +63,10 @@ static struct rmb_param params[] = {
 	{ .key = "push_pct", .def = 50, .min = 1, .max = 90,
 	  .help = "the balloon locks MemAvailable plus this part of the data: "
 		  "about what reclaim must swap out" },
+	{ .key = "contend", .def = 0, .min = 0, .max = 1,
+	  .help = "1: each data owner runs a sibling thread that maps and "
+		  "unmaps a page in a loop (mmap_lock taken for write) while "
+		  "reclaim runs, so walks that try-lock the mm find it taken" },
 	{ .key = "seed", .def = 1, .min = 0, .max = 2147483647,
 	  .help = "seed of the page patterns" },
 	{ .key = NULL },
@@ -78,6 +84,7 @@ struct plan {
 	size_t pages;		/* data pages of one owner (worker or master) */
 	long long data_pages;	/* distinct data pages */
 	int push_pct;
+	int contend;
 	uint64_t seed;
 	int helper_go[2];	/* pair: closed by the supervisor: fork helpers */
 	int unlock_go[2];	/* closed once all are up: unlock the data */
@@ -245,15 +252,51 @@ static char *owned_data(const struct plan *p, int idx, int *prep)
 	return data;
 }
 
+/*
+ * contend=1: a sibling thread of a data owner takes its mmap_lock for
+ * write over and over (a PROT_NONE page mapped and unmapped: no memory)
+ * from the unlock of the data until the verification, the reclaim in
+ * between.  anonmm's walks try-lock each mm of the bundle and skip one
+ * whose lock is taken; anon_vma's walks do not take mmap_lock.
+ */
+static volatile int contend_stop;
+
+static void *contend_loop(void *arg)
+{
+	(void)arg;
+	while (!contend_stop) {
+		void *p = mmap(NULL, rmb_page, PROT_NONE,
+			       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+		if (p != MAP_FAILED)
+			munmap(p, rmb_page);
+	}
+	return NULL;
+}
+
+static int contend_start(const struct plan *p, pthread_t *t)
+{
+	return p->contend && pthread_create(t, NULL, contend_loop, NULL) != 0;
+}
+
+static void contend_end(const struct plan *p, pthread_t t)
+{
+	if (!p->contend)
+		return;
+	contend_stop = 1;
+	pthread_join(t, NULL);
+}
+
 /* Once everyone is up, the data go back to reclaim, idle: no young bit. */
 static void release_data(struct rmb_family *f, const struct plan *p,
-			 const char *data, int idx)
+			 const char *data, int idx, pthread_t *t)
 {
 	int failed;
 
 	wait_closed(p->unlock_go[0]);
 	failed = munlock(data, p->pages * rmb_page) != 0;
 	failed += clear_young();
+	failed += contend_start(p, t);
 	rmb_family_send(f, REP_UNLOCKED, idx, 0, 0, failed);
 }
 
@@ -274,6 +317,7 @@ static void worker(struct rmb_family *f, const struct plan *p,
 		   const char *shared, int idx)
 {
 	const char *data = shared;
+	pthread_t t = 0;
 	int prep;
 	pid_t pid;
 
@@ -294,8 +338,10 @@ static void worker(struct rmb_family *f, const struct plan *p,
 			kill(0, SIGKILL);
 	}
 	if (p->pat != SHARED)
-		release_data(f, p, data, idx);
+		release_data(f, p, data, idx, &t);
 	wait_closed(f->go[0]);
+	if (p->pat != SHARED)
+		contend_end(p, t);
 	verify_and_report(f, p, data, idx, p->pat != SHARED);
 	reap_or_kill(1);
 	_exit(0);
@@ -304,6 +350,7 @@ static void worker(struct rmb_family *f, const struct plan *p,
 static void master(struct rmb_family *f, const struct plan *p)
 {
 	char *data = NULL;
+	pthread_t t = 0;
 	int prep;
 	pid_t pid;
 
@@ -326,8 +373,10 @@ static void master(struct rmb_family *f, const struct plan *p)
 	}
 	rmb_family_send(f, RMB_REP_READY, p->w, 0, 0, prep);
 	if (p->pat == SHARED)
-		release_data(f, p, data, p->w);
+		release_data(f, p, data, p->w, &t);
 	wait_closed(f->go[0]);
+	if (p->pat == SHARED)
+		contend_end(p, t);
 	verify_and_report(f, p, data, p->w, p->pat == SHARED);
 	reap_or_kill(1);
 	_exit(0);
@@ -478,6 +527,7 @@ static void plan_make(struct plan *p)
 		: PRIVATE;
 	p->w = (int)rmb_arg("W");
 	p->push_pct = (int)rmb_arg("push_pct");
+	p->contend = (int)rmb_arg("contend");
 	p->seed = (uint64_t)rmb_arg("seed");
 	p->procs = 1 + p->w * (p->pat == PAIR ? 2 : 1);
 	p->pages = (size_t)(total / (long long)rmb_page /
@@ -600,6 +650,8 @@ static void report_reclaim(struct rmb_json *j, const struct result *r,
 		     per(d->ctr[RMB_C_PTE], data));
 	rmb_json_dbl(j, "anon_rmap_trylock_fail_per_reclaimed_count",
 		     per(d->ctr[RMB_C_TRYLOCK], data));
+	rmb_json_dbl(j, "anon_rmap_trylock_fail_per_walk_count",
+		     per(d->ctr[RMB_C_TRYLOCK], d->ctr[RMB_C_WALK]));
 	rmb_json_int(j, "kswapd_cpu_ns", r->kswapd1 - r->kswapd0);
 	rmb_json_int(j, "balloon_sys_ns", r->balloon_sys_ns);
 	rmb_json_dbl(j, "reclaim_cpu_per_reclaimed_ns", per(cpu, data));

@@ -66,6 +66,14 @@ def clocks_arg(value: str) -> tuple[str, ...]:
     return tuple(registry.clock(v).name for v in value.split(","))
 
 
+def vcpus_arg(value: str) -> tuple[int, ...]:
+    """'1,2' -> (1, 2); a malformed list is refused before any boot."""
+    parts = [v.strip() for v in value.split(",")]
+    if not all(p.isdigit() for p in parts):
+        raise UserError(f"malformed vCPU counts '{value}': use e.g. 1,2")
+    return tuple(int(p) for p in parts)
+
+
 def add_run_options(p: argparse.ArgumentParser, reps: str) -> None:
     add_targets(p)
     p.add_argument("--reps", type=reps_arg, default=reps_arg(reps),
@@ -84,7 +92,8 @@ def add_run_options(p: argparse.ArgumentParser, reps: str) -> None:
 def cmd_run(args: argparse.Namespace) -> int:
     exp = experiments.custom(args.workload, args.mode, args.param or [],
                              args.mem, arches_arg(args.arch), args.timeout,
-                             args.append, clocks_arg(args.clock))
+                             args.append, clocks_arg(args.clock),
+                             vcpus_arg(args.vcpus))
     watch = phases.Stopwatch()
     with watch.phase("boots"):
         rdir = runner.run_experiments(
@@ -246,6 +255,9 @@ def add_run_commands(sub: Sub) -> None:
     p.add_argument("--clock", default=registry.HOST,
                    help="guest clock(s), comma-separated: "
                    f"{', '.join(registry.clock_names())} (default host)")
+    p.add_argument("--vcpus", default="1", metavar="N1,N2",
+                   help="the guest's vCPU counts, each a point of its own "
+                   "(default 1)")
     p.add_argument("--no-report", action="store_true")
     add_run_options(p, reps="3")
     p.set_defaults(func=cmd_run)

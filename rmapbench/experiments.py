@@ -38,20 +38,24 @@ class Case:
     timeout_s: float
     append: str = ""
     clock: str = HOST
+    vcpus: int = 1
 
     def key(self) -> str:
         """A file-name-safe, unique, stable name for this boot (the
-        host clock's keys are those of runs before clocks existed)."""
+        host clock's and one vCPU's keys are those of runs before clocks
+        and vCPUs were chosen)."""
         params = "-".join(f"{k}{v}" for k, v in self.params)
         clock = "" if self.clock == HOST else f"_{self.clock}"
+        smp = "" if self.vcpus == 1 else f"_smp{self.vcpus}"
         return (f"{self.experiment}_{self.stack}_{self.arch}_m{self.mem_mb}"
-                f"_{params or 'default'}{clock}_r{self.rep}"
+                f"_{params or 'default'}{clock}{smp}_r{self.rep}"
                 ).replace("/", "_")
 
     @property
     def config(self) -> Config:
         return Config(self.experiment, self.arch, self.mem_mb,
-                      self.workload, self.mode, self.params, self.clock)
+                      self.workload, self.mode, self.params, self.clock,
+                      self.vcpus)
 
     def plan(self) -> str:
         """The guest plan: swap on, state before, the workload (sampled
@@ -97,6 +101,7 @@ class Point:
     mem_mb: int
     params: tuple[tuple[str, object], ...]
     clock: str
+    vcpus: int = 1
 
     @property
     def config(self) -> Config:
@@ -106,13 +111,14 @@ class Point:
         e = self.exp
         return Case(e.name, stack, self.arch, self.mem_mb, e.workload,
                     e.mode, self.params, rep, e.timeout_s, e.append,
-                    self.clock)
+                    self.clock, self.vcpus)
 
 
 def sweep_points(exp: Experiment, arches: list[str]) -> list[Point]:
-    """Every point of exp on arches, each of its clocks."""
-    return [Point(exp, arch, mem, params, clock)
-            for clock in exp.clocks
+    """Every point of exp on arches, each of its clocks and vCPU
+    counts."""
+    return [Point(exp, arch, mem, params, clock, vcpus)
+            for clock in exp.clocks for vcpus in exp.vcpus
             for arch in (a for a in exp.arches if a in arches)
             for mem in exp.mem_mb.get(arch, [registry.arch(arch).mem_mb])
             for params in points(exp)]
@@ -154,7 +160,8 @@ def parse_params(specs: list[str]) -> dict[str, list[object]]:
 def custom(workload: str, mode: str | None, params: list[str],
            mem: str | None, arches: list[str],
            timeout_s: float, append: str = "",
-           clocks: tuple[str, ...] = (HOST,)) -> Experiment:
+           clocks: tuple[str, ...] = (HOST,),
+           vcpus: tuple[int, ...] = (1,)) -> Experiment:
     """An experiment from the command line (harness.py run)."""
     w = workloads.workload(workload)
     modes = w.mode_names()
@@ -174,9 +181,23 @@ def custom(workload: str, mode: str | None, params: list[str],
                             "numbers, e.g. 128,256")
     for clock in clocks:
         registry.clock(clock)       # an unknown clock is refused here
+    check_vcpus(vcpus)
     return Experiment("custom", workload, mode, tuple(arches),
                       sweep=sweep, mem_mb=sizes,
-                      timeout_s=timeout_s, append=append, clocks=clocks)
+                      timeout_s=timeout_s, append=append, clocks=clocks,
+                      vcpus=vcpus)
+
+
+MAX_VCPUS = 8
+
+
+def check_vcpus(vcpus: tuple[int, ...]) -> None:
+    """vCPU counts a guest can have, or a UserError before any boot."""
+    bad = [n for n in vcpus if not 1 <= n <= MAX_VCPUS]
+    if not vcpus or bad:
+        raise UserError(f"vCPU count(s) {', '.join(map(str, bad)) or '(none)'}"
+                        f" out of range: give 1 to {MAX_VCPUS}, e.g. "
+                        "--vcpus 1,2")
 
 
 # Experiment fields for the report only: not part of what a run is.

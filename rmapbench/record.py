@@ -38,6 +38,7 @@ class Record(TypedDict, total=False):
     boot: str               # the boot key (boots/<key>.json, logs/<key>.log)
     accel: str
     clock: str              # registry.CLOCKS: what guest time meant
+    vcpus: int              # the guest's CPUs (absent: 1)
     failed: bool
     failure: str            # failed records: why, one line
     excerpt: str            # failed records: the console around it
@@ -56,6 +57,7 @@ class Config:
     mode: str
     params: Params
     clock: str = HOST
+    vcpus: int = 1
 
     @classmethod
     def of(cls, rec: dict) -> "Config":
@@ -72,6 +74,7 @@ class Config:
         out.update({k: v for k, v in self.params
                     if k not in IGNORED_PARAMS})
         out["clock"] = self.clock
+        out["vcpus"] = self.vcpus
         return out
 
 
@@ -83,7 +86,8 @@ def config_fields(rec: dict) -> dict:
             "workload": str(rec.get("workload", "")),
             "mode": str(rec.get("mode", "")),
             "params": tuple(sorted((rec.get("params") or {}).items())),
-            "clock": str(rec.get("clock") or HOST)}
+            "clock": str(rec.get("clock") or HOST),
+            "vcpus": int(rec.get("vcpus") or 1)}
 
 
 def is_failed(rec: dict) -> bool:

@@ -78,7 +78,8 @@ def job_of(case: Case) -> executor.Job:
     return executor.Job(case.key(), case.key(), guest.Boot(
         case.stack, case.arch, case.plan(), mem_mb=case.mem_mb,
         timeout_s=case.timeout_s, swap_mb=SWAP_MB, append=case.append,
-        files=extras.require(case.extras(), case.arch), clock=case.clock))
+        files=extras.require(case.extras(), case.arch), clock=case.clock,
+        smp=case.vcpus))
 
 
 def execute(cases: list[Case], rdir: Path, run_id: str, accel: str,

@@ -97,7 +97,8 @@ class ConfigKey(Config):
     def config(self) -> Config:
         """The configuration alone (failed boots have no record kind)."""
         return Config(self.experiment, self.arch, self.mem_mb,
-                      self.workload, self.mode, self.params, self.clock)
+                      self.workload, self.mode, self.params, self.clock,
+                      self.vcpus)
 
     def label(self, with_arch: bool = True, skip: tuple[str, ...] = ()) -> str:
         """e.g. 'i386 1024MB V=10000 kind=split gen=3', and the clock
@@ -107,13 +108,15 @@ class ConfigKey(Config):
         parts += [f"{k}={v}" for k, v in self.params if k not in skip]
         if self.generation is not None:
             parts.append(f"gen={self.generation}")
+        if self.vcpus != 1:
+            parts.append(f"{self.vcpus}vCPU")
         if self.clock != HOST:
             parts.append(f"({self.clock})")
         return " ".join(parts)
 
     def sort_key(self) -> tuple:
         return (self.experiment, self.arch, self.workload, self.mode,
-                self.clock, self.record, self.mem_mb,
+                self.clock, self.vcpus, self.record, self.mem_mb,
                 tuple((k, _sortable(v)) for k, v in self.params),
                 -1 if self.generation is None else self.generation)
 

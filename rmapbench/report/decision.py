@@ -35,6 +35,7 @@ class Headline:
     sure: str           # 'exact', '*' or why there is no test
     clock: str
     pressure: bool      # some boot of it swapped pages out
+    vcpus: int = 1
 
 
 def swapped(cs: stats.ConfigStats) -> bool:
@@ -62,7 +63,8 @@ def headline_of(regime: str, workload: str, entry: metrics.Mode,
             sure = "equal" if c.note == "equal" else "not significant"
     return Headline(regime, f"{workload}/{entry.name}", cs.key.arch,
                     compare.config_text(cs.key), compare.metric_text(m),
-                    outcome, ratio, sure, cs.key.clock, swapped(cs))
+                    outcome, ratio, sure, cs.key.clock, swapped(cs),
+                    cs.key.vcpus)
 
 
 def headlines(analysis: list[stats.ConfigStats]) -> list[Headline]:
@@ -111,8 +113,8 @@ def winner_cell(h: Headline) -> str:
 
 
 def setting(h: Headline) -> str:
-    return f"{h.clock} clock, " + ("under swap" if h.pressure
-                                   else "no swap-out")
+    return (f"{h.clock} clock, {h.vcpus} vCPU, " +
+            ("under swap" if h.pressure else "no swap-out"))
 
 
 def headline_rows(rows: list[Headline]) -> list[list[str]]:

@@ -111,6 +111,9 @@ class Experiment:
     append: str = ""                            # extra kernel arguments
     text: str = ""                              # one line for the report
     clocks: tuple[str, ...] = (HOST,)
+    # the guest's vCPU counts: each a point of its own; SMP boots on the
+    # host clock run alone (TCG runs a thread per vCPU)
+    vcpus: tuple[int, ...] = (1,)
     max_reps: int = 0
     full: dict = field(default_factory=dict)    # sweep=, mem_mb= overrides
 

@@ -42,7 +42,9 @@ def bundle_metrics() -> tuple:
         metric("elapsed_ns", "the workload's wall time", "ns"),
         metric("anon_rmap_trylock_fail_per_reclaimed_count",
                "try-lock failures per data page reclaimed", "fails/page",
-               NEUTRAL))
+               NEUTRAL),
+        metric("anon_rmap_trylock_fail_per_walk_count",
+               "try-lock failures per rmap walk", "fails/walk", NEUTRAL))
 
 
 def experiment(pattern: str) -> Experiment:
@@ -54,6 +56,48 @@ def experiment(pattern: str) -> Experiment:
              f"({TEXT[pattern]})")
 
 
+CONTEND = "bundle-contend"
+
+
+def plot_contend(records: list[dict], out_dir: Path) -> list[Path]:
+    recs = [r for r in fg.select(records, CONTEND, "bundle")
+            if not stats.is_failed(r)]
+    if not recs:
+        return fg.skipped("bundle-contend", f"no records of {CONTEND}")
+    plt = fg._pyplot()
+    fig, axes = plt.subplots(1, 2, squeeze=False, figsize=(12, 5))
+    cells: dict[tuple, dict[str, list[dict]]] = {}
+    for rec in recs:
+        cells.setdefault((fg.param("contend")(rec) or 0,), {}).setdefault(
+            rec.get("stack", ""), []).append(rec)
+    cells = dict(sorted(cells.items()))
+    vcpus = ", ".join(sorted({str(r.get("vcpus") or 1) for r in recs}))
+    labels = ["mmap_lock\ncontended" if k[0] else "quiet" for k in cells]
+    (ax1, ax2) = axes[0]
+    fg.draw_grouped(ax1, cells, labels,
+                    fg.metric("anon_rmap_trylock_fail_per_walk_count"))
+    fg.finish(ax1, f"try-lock failures per rmap walk ({vcpus} vCPUs, "
+              "under swap)", "sibling threads", "failures per walk")
+    fg.draw_grouped(ax2, cells, labels, fg.metric("data_swapout_per_s"))
+    fg.finish(ax2, f"data swap-out throughput ({vcpus} vCPUs)",
+              "sibling threads", "data pages swapped out per second")
+    fg.stack_legend(fig, fg.stack_labels(records))
+    fig.tight_layout(rect=(0, 0.07, 1, 1))
+    return fg.save(fig, out_dir, "bundle-contend")
+
+
+def contend_experiment() -> Experiment:
+    """SMP, with and without a thread per worker taking its mmap_lock
+    for write while reclaim runs: anonmm's walks try-lock every mm,
+    anon_vma's take none (issue 13's SMP variant)."""
+    return Experiment(
+        CONTEND, "bundle", "pair", ("x86_64",),
+        sweep={"contend": [0, 1]}, fixed={"W": 8, "mb": COMPARE_MB},
+        mem_mb=COMPARE_MEM, timeout_s=600.0, vcpus=(2,),
+        text="pair data under reclaim on 2 vCPUs, each worker's "
+             "mmap_lock taken for write in a loop (contend=1) or not")
+
+
 TEXT = {"private": "each page mapped by one worker",
         "pair": "each page mapped by a worker and its helper",
         "shared": "each page mapped by every worker"}
@@ -63,6 +107,7 @@ def bundle_records(records: list[dict]) -> list[dict]:
     """Every measured bundle summary, of the comparison's experiments
     and of 'harness.py run' sweeps alike."""
     return [r for r in records if r.get("workload") == "bundle"
+            and r.get("experiment") != CONTEND
             and not stats.is_failed(r)
             and r.get("record", "summary") == "summary"]
 
@@ -121,11 +166,13 @@ WORKLOAD = Workload(
     modes=tuple(Mode(p, bundle_metrics(), main=(f"bundle-{p}",),
                      regime="reclaim")
                 for p in PATTERNS),
-    experiments=tuple(experiment(p) for p in PATTERNS),
+    experiments=tuple(experiment(p) for p in PATTERNS) +
+    (contend_experiment(),),
     crossovers=tuple(Crossover(f"bundle-{p}", "W", "data_swapout_per_s",
                                5.0, f"the width W at which anonmm's "
                                f"swap-out of {p} data falls more than 5% "
                                f"behind") for p in PATTERNS),
     figures=(Figure("bundle", tuple(f"bundle-{p}" for p in PATTERNS),
-                    plot_bundle),),
+                    plot_bundle),
+             Figure("bundle-contend", (CONTEND,), plot_contend)),
     order=45)

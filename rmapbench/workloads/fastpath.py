@@ -37,8 +37,9 @@ def rate_metrics(mode: str) -> tuple[Metric, ...]:
 def experiment(mode: str) -> Experiment:
     return Experiment(f"fastpath-{mode}", "fastpath", mode, ALL,
                       sweep={"T": TASKS}, fixed=FIXED[mode],
-                      clocks=(ICOUNT,),
-                      text=f"{TEXT[mode]}, T tasks at once")
+                      clocks=(ICOUNT,), vcpus=(1, 2),
+                      text=f"{TEXT[mode]}, T tasks at once, on 1 and 2 "
+                           "vCPUs")
 
 
 def plot_fastpath(records: list[dict], out_dir: Path) -> list[Path]:
@@ -57,13 +58,16 @@ def plot_fastpath(records: list[dict], out_dir: Path) -> list[Path]:
                     and r.get("mode") == mode]
             cells: dict[tuple, dict[str, list[dict]]] = {}
             for rec in mine:
-                cells.setdefault((fg.param("T")(rec) or 0,), {}).setdefault(
+                key = (int(rec.get("vcpus") or 1), fg.param("T")(rec) or 0)
+                cells.setdefault(key, {}).setdefault(
                     rec.get("stack", ""), []).append(rec)
             cells = dict(sorted(cells.items()))
             name, label, unit = RATES[mode]
-            fg.draw_grouped(ax, cells, [f"T={k[0]}" for k in cells],
+            fg.draw_grouped(ax, cells, [f"T={t}\n{v} vCPU" for v, t in cells],
                             fg.metric(name))
-            fg.finish(ax, f"{label} ({arch}, no swap)", "tasks", unit)
+            clocks = ", ".join(sorted({str(r.get("clock")) for r in mine}))
+            fg.finish(ax, f"{label} ({arch}; no swap; {clocks} clock)",
+                      "tasks, vCPUs", unit)
     fg.stack_legend(fig, fg.stack_labels(records))
     fig.tight_layout(rect=(0, 0.05, 1, 1))
     return fg.save(fig, out_dir, "fastpath")
@@ -105,11 +109,11 @@ def this_run(analysis: list[stats.ConfigStats], mode: str, arch: str
             and c.key.arch == arch and name in c.comparisons]
     if not mine:
         return [f"{RATES[mode][1]}: not measured", "—", "—", "—"]
-    c = max(mine, key=lambda c: c.key.param("T") or 0)
+    c = max(mine, key=lambda c: (c.key.vcpus, c.key.param("T") or 0))
     cmp = c.comparisons[name]
     cells = [fmt(s.mean) if s else "failed" for s in (cmp.new, cmp.base)]
-    return [f"{RATES[mode][1]} ({unit}, T={c.key.param('T')})", *cells,
-            ratio_cell(cmp.ratio)]
+    return [f"{RATES[mode][1]} ({unit}, T={c.key.param('T')}, "
+            f"{c.key.vcpus} vCPU)", *cells, ratio_cell(cmp.ratio)]
 
 
 def paper_table(records: list[dict]) -> list[str]:

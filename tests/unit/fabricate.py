@@ -67,12 +67,16 @@ class Fab:
 
     def add(self, experiment: str, stack: str, arch: str, workload: str,
             mode: str, params: dict, make, mem_mb: int = 512,
-            record_kind: str = "summary") -> None:
+            record_kind: str = "summary", vcpus: int = 1) -> None:
         for rep in range(self.reps):
-            self.records.append(record(
+            rec = record(
                 experiment, stack, arch, workload, mode, params, make(rep),
                 rep=rep, mem_mb=mem_mb, record_kind=record_kind,
-                scheme=self.scheme(stack)))
+                scheme=self.scheme(stack))
+            if vcpus != 1:
+                rec["vcpus"] = vcpus
+                rec["boot"] += f"-smp{vcpus}"
+            self.records.append(rec)
 
     # --- per-VMA structure bytes -----------------------------------
     def vma_bytes(self, stack: str, arch: str, kind: str) -> dict[str, float]:
@@ -291,6 +295,16 @@ class Fab:
                                 "elapsed_ns": self.noisy(1e9)}
                     self.add(f"bundle-{mode}", stack, "x86_64", "bundle",
                              mode, {"W": w, "mb": 16}, make, mem_mb=128)
+            for contend in (0, 1):
+                def fails(rep, stack=stack, contend=contend):
+                    f = 0.3 * contend if self.is_anonmm(stack) else 0.0
+                    return {"anon_rmap_trylock_fail_per_walk_count":
+                            self.noisy(f) if f else 0.0,
+                            "data_swapout_per_s": self.noisy(4000 * (1 - f)),
+                            "visited_per_reclaimed_count": self.noisy(4.0)}
+                self.add("bundle-contend", stack, "x86_64", "bundle", "pair",
+                         {"W": 8, "mb": 16, "contend": contend}, fails,
+                         mem_mb=128, vcpus=2)
 
     def fastpath(self) -> None:
         """Both schemes within a percent: the 2004 table's setting."""
@@ -300,12 +314,13 @@ class Fab:
         for arch in ARCHES:
             for stack in STACKS:
                 for mode, (name, rate) in rates.items():
-                    for t in (1, 2):
+                    for t, v in ((1, 1), (2, 1), (1, 2), (2, 2)):
                         self.add(f"fastpath-{mode}", stack, arch, "fastpath",
                                  mode, {"T": t, "L": 8},
-                                 lambda rep, n=name, r=rate: {
-                                     n: self.noisy(r),
-                                     "elapsed_ns": self.noisy(2e9)})
+                                 lambda rep, n=name, r=rate, t=t, v=v: {
+                                     n: self.noisy(r * min(t, v)),
+                                     "elapsed_ns": self.noisy(2e9)},
+                                 vcpus=v)
 
     def failures(self) -> None:
         """One failed rep in swap-mem, and fork-rate x86_64 anonmm failed

@@ -28,8 +28,7 @@ def test_each_pattern_is_a_mode_comparing_reclaim_per_page():
 
 
 def test_series_are_per_stack_and_pattern():
-    recs = [r for r in fabricate.full_run(reps=2)
-            if r["workload"] == "bundle"]
+    recs = bundle.bundle_records(fabricate.full_run(reps=2))
     data = bundle.pattern_series(recs, bundle.fg.metric(
         "visited_per_reclaimed_count"))
     assert sorted(data) == sorted((s, p) for s in ("anon_vma", "anonmm")
@@ -48,3 +47,12 @@ def test_sweeps_of_harness_run_are_drawn(tmp_path):
     assert sorted(f.name for f in files) == [
         "bundle.png", "bundle.svg", "fork-chain.png", "fork-chain.svg"]
     assert len(fork.chain_records(recs)) == 12
+
+
+def test_contention_is_its_own_figure_and_not_in_the_w_sweep(tmp_path):
+    recs = fabricate.full_run(reps=2)
+    assert not any(r["experiment"] == bundle.CONTEND
+                   for r in bundle.bundle_records(recs))
+    files = bundle.plot_contend(recs, tmp_path)
+    assert {f.name for f in files} == {"bundle-contend.png",
+                                       "bundle-contend.svg"}
