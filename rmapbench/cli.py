@@ -102,6 +102,22 @@ def cmd_run(args: argparse.Namespace) -> int:
     return finish(rdir, args.no_report, watch)
 
 
+def cmd_size(args: argparse.Namespace) -> int:
+    from . import sizing
+    sizing.check_range(args.lo, args.hi, args.step)
+    exp = experiments.custom(args.workload, args.mode, args.param or [],
+                             None, arches_arg(args.arch), args.timeout)
+    sizing.check_single(exp)
+    run_id = args.run_id or f"size-{args.workload}-{exp.mode}"
+    answers = [sizing.search(exp, stack, arch, args.goal, args.lo, args.hi,
+                             args.step, run_id, args.accel)
+               for arch in exp.arches for stack in stacks_arg(args.stack)]
+    sizing.save(run_id, answers)
+    for a in answers:
+        print(a.text())
+    return 0
+
+
 def cmd_compare(args: argparse.Namespace) -> int:
     watch = phases.Stopwatch()
     if args.build:
@@ -273,12 +289,39 @@ def add_run_commands(sub: Sub) -> None:
     p.add_argument("--no-report", action="store_true")
     add_run_options(p, reps="auto")
     p.set_defaults(func=cmd_compare)
+    add_size_command(sub)
     p = sub.add_parser("params", help="the workloads' parameters, as "
                        "their programs declare them")
     p.add_argument("workload", nargs="?")
     p.add_argument("--readme", action="store_true",
                    help="rewrite bench/README.md's parameter tables")
     p.set_defaults(func=cmd_params)
+
+
+def add_size_command(sub: Sub) -> None:
+    p = sub.add_parser("size", help="bisect guest memory, per stack, for "
+                       "the smallest guest in which a workload completes "
+                       "(or swaps nothing out)")
+    p.add_argument("--workload", required=True,
+                   help=f"one of {', '.join(workloads.WORKLOADS)}")
+    p.add_argument("--mode", help="the workload's mode (default: its first)")
+    p.add_argument("--param", action="append", metavar="KEY=V",
+                   help="a parameter and its one value; repeat for more")
+    p.add_argument("--goal", choices=("completes", "no-swap"),
+                   default="completes", help="completes: no failed boot "
+                   "(no OOM kill, no fault); no-swap: and no page swapped "
+                   "out (default completes)")
+    p.add_argument("--lo", type=int, default=128, help="smallest size, MB")
+    p.add_argument("--hi", type=int, default=512, help="largest size, MB")
+    p.add_argument("--step", type=int, default=16,
+                   help="the answer's precision, MB (default 16)")
+    p.add_argument("--timeout", type=float, default=900.0,
+                   help="seconds per boot (default 900)")
+    add_targets(p)
+    p.add_argument("--run-id", help="results/<run-id> (default "
+                   "size-<workload>-<mode>; a repeated search resumes)")
+    p.add_argument("--accel", default="auto", help="auto, kvm or tcg")
+    p.set_defaults(func=cmd_size)
 
 
 def add_result_commands(sub: Sub) -> None:

@@ -1,0 +1,133 @@
+"""Memory sizing per scheme: the smallest guest, to within a step, in
+which a workload completes (no boot failure: no OOM kill, no fault), or
+completes without swapping a page out.
+
+A bisection over guest memory for each stack apart, one boot a probe,
+assuming what is searched for holds from some size on (more memory never
+makes a run fail or swap).  Every probe is a boot of the run directory
+results/<run-id>/ like any other (resumable; its records feed the
+report), and the answers go to sizing.json there.
+"""
+
+import json
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, replace
+
+from . import experiments, runner, stats, store
+from .errors import UserError
+
+# what must hold of a probe's records
+Goal = Callable[[list[dict]], bool]
+
+
+def completes(recs: list[dict]) -> bool:
+    """It booted, ran and verified: no failed record."""
+    return bool(recs) and not any(stats.is_failed(r) for r in recs)
+
+
+def swapped_out(rec: dict) -> float:
+    """The pages a record says were swapped out, 0 if it says none."""
+    m = rec.get("metrics") or {}
+    if "pswpout_pages" in m:
+        return float(m["pswpout_pages"])
+    return float(sum(v for k, v in m.items() if k.endswith("pswpout_pages")
+                     and isinstance(v, (int, float))))
+
+
+def no_swap(recs: list[dict]) -> bool:
+    """It completed and swapped no page out."""
+    return completes(recs) and all(swapped_out(r) == 0 for r in recs)
+
+
+GOALS: dict[str, Goal] = {"completes": completes, "no-swap": no_swap}
+
+
+@dataclass(frozen=True)
+class Answer:
+    stack: str
+    arch: str
+    goal: str
+    lo: int
+    hi: int
+    step: int
+    smallest: int | None    # None: not even at hi
+    below: int | None       # the largest size probed that fell short
+    probes: dict[int, bool]  # size -> held
+
+    def text(self) -> str:
+        if self.smallest is None:
+            return (f"{self.stack} ({self.arch}): does not {self.goal} "
+                    f"even in {self.hi} MB")
+        if self.below is None:
+            return (f"{self.stack} ({self.arch}): {self.goal}s from "
+                    f"{self.lo} MB, the smallest size tried")
+        return (f"{self.stack} ({self.arch}): {self.goal}s from "
+                f"{self.smallest} MB, not at {self.below} MB")
+
+
+def check_range(lo: int, hi: int, step: int) -> None:
+    if step < 1 or lo < 1 or hi < lo:
+        raise UserError(f"size range {lo}..{hi} MB step {step}: give "
+                        "--lo <= --hi and a positive --step")
+    if (hi - lo) % step:
+        raise UserError(f"--hi {hi} is not --lo {lo} plus a multiple of "
+                        f"--step {step}")
+
+
+def bisect(held: Callable[[int], bool], lo: int, hi: int, step: int
+           ) -> tuple[int | None, int | None]:
+    """(smallest size that holds, largest probed that did not), sizes
+    lo + k * step, probing hi and lo first."""
+    if not held(hi):
+        return None, hi
+    if held(lo):
+        return lo, None
+    bad, good = lo, hi          # bad fails, good holds
+    while good - bad > step:
+        mid = bad + (good - bad) // step // 2 * step
+        if held(mid):
+            good = mid
+        else:
+            bad = mid
+    return good, bad
+
+
+def search(exp: experiments.Experiment, stack: str, arch: str, goal: str,
+           lo: int, hi: int, step: int, run_id: str, accel: str) -> Answer:
+    """Bisect guest memory for one stack on one arch."""
+    probes: dict[int, bool] = {}
+
+    def held(mem: int) -> bool:
+        probe = replace(exp, mem_mb={arch: [mem]})
+        rdir = runner.run_experiments([probe], [stack], [arch], 1, run_id,
+                                      "size", accel)
+        recs = [r for r in store.load_records(rdir)
+                if r.get("stack") == stack and r.get("arch") == arch
+                and r.get("mem_mb") == mem]
+        probes[mem] = GOALS[goal](recs)
+        print(f"size {stack} {arch} {mem} MB: "
+              f"{goal} {'yes' if probes[mem] else 'no'}", flush=True)
+        return probes[mem]
+
+    smallest, below = bisect(held, lo, hi, step)
+    return Answer(stack, arch, goal, lo, hi, step, smallest, below,
+                  dict(sorted(probes.items())))
+
+
+def check_single(exp: experiments.Experiment) -> None:
+    """A search is over memory only: one value per parameter."""
+    many = [k for k, v in exp.sweep.items() if len(v) > 1]
+    if many:
+        raise UserError(f"size searches memory for one configuration: "
+                        f"give one value of {', '.join(many)}")
+
+
+def save(run_id: str, answers: list[Answer]) -> None:
+    """Add answers to results/<run-id>/sizing.json (newer replace
+    older ones of the same stack, arch and goal)."""
+    rdir = store.run_dir(run_id)
+    path = rdir / "sizing.json"
+    old = json.loads(path.read_text()) if path.exists() else []
+    keep = [a for a in old if (a["stack"], a["arch"], a["goal"]) not in
+            {(n.stack, n.arch, n.goal) for n in answers}]
+    store.write_json(path, keep + [asdict(a) for a in answers])

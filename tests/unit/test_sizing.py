@@ -1,0 +1,57 @@
+"""The memory-size search: bisection, goals and refused input, with the
+boots replaced by a predicate."""
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from rmapbench import sizing
+from rmapbench.errors import UserError
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.mark.parametrize("threshold,want", [
+    (200, (208, 192)), (128, (128, None)), (512, (512, 496)),
+    (600, (None, 512)), (129, (144, 128))])
+def test_bisect_finds_the_smallest_size_to_a_step(threshold, want):
+    probed = []
+
+    def held(mem):
+        probed.append(mem)
+        return mem >= threshold
+    assert sizing.bisect(held, 128, 512, 16) == want
+    assert len(probed) <= 2 + 5          # log2(384 / 16) < 5
+    assert all((m - 128) % 16 == 0 for m in probed)
+
+
+def rec(failed=False, **metrics):
+    return {"failed": failed, "metrics": metrics}
+
+
+def test_goals():
+    assert sizing.completes([rec(pswpout_pages=5)])
+    assert not sizing.completes([rec(failed=True)])
+    assert not sizing.completes([])
+    assert sizing.no_swap([rec(pswpout_pages=0)])
+    assert not sizing.no_swap([rec(pswpout_pages=1)])
+    assert not sizing.no_swap([rec(fill_pswpout_pages=0,
+                                   passes_pswpout_pages=3)])
+
+
+def test_bad_ranges_are_refused():
+    for lo, hi, step in ((256, 128, 16), (128, 500, 16), (128, 512, 0)):
+        with pytest.raises(UserError):
+            sizing.check_range(lo, hi, step)
+
+
+def test_cli_refuses_a_sweep_before_any_boot(tmp_path):
+    res = subprocess.run(
+        [sys.executable, str(ROOT / "harness.py"), "size", "--workload",
+         "swap", "--param", "N=4,16", "--arch", "x86_64"],
+        capture_output=True, text=True, cwd=tmp_path,
+        env={"RMAPBENCH_RESULTS": str(tmp_path), "PATH": "/usr/bin:/bin"})
+    assert res.returncode == 2
+    assert "give one value of N" in res.stderr
