@@ -8,13 +8,14 @@ the workloads measure.  Each extra gives, for an arch, the (host file,
 path in the guest) pairs to pack, or why it cannot be packed there.
 """
 
+import functools
 import os
 import subprocess
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import bench, paths, registry
+from . import bench, debs, paths, registry
 from .errors import UserError
 
 Files = tuple[tuple[Path, str], ...]      # (host file, path in the guest)
@@ -45,14 +46,22 @@ def shared_libraries(binary: Path) -> list[Path]:
 
 
 def dynamic_tool(tool: str, binary: Path) -> FilesOf:
-    """A Debian tool with every library it loads, at their own paths.
-    Only the arches whose registry entry lists the tool can have it: the
-    host's libraries are amd64 (i386 would need apt-get download of the
-    i386 libraries and no ldd for a foreign arch)."""
+    """Debian's package tool (its program binary) with every library it
+    loads, at their own paths: on the host's arch the installed one
+    (ldd), on another the package of that arch, downloaded and unpacked
+    into the cache (debs.py).  Only the arches whose registry entry
+    lists the tool have it."""
     def files(arch: str) -> tuple[Files, str | None]:
-        if tool not in registry.arch(arch).tools:
+        entry = registry.arch(arch)
+        if tool not in entry.tools:
             return (), f"{tool} is packed for " \
                 f"{', '.join(registry.arches_with(tool))} only, not {arch}"
+        if entry.deb_arch != host_deb_arch():
+            try:
+                return debs.tool_files(tool, str(binary),
+                                       entry.deb_arch), None
+            except UserError as err:
+                return (), f"{tool} for {arch}: {err}"
         if not binary.exists():
             return (), f"{tool} not installed: run 'make setup'"
         out = [(binary, str(binary.relative_to("/")))]
@@ -60,6 +69,11 @@ def dynamic_tool(tool: str, binary: Path) -> FilesOf:
                 for lib in shared_libraries(binary)]
         return tuple(out), None
     return files
+
+
+@functools.cache
+def host_deb_arch() -> str:
+    return debs.host_arch()
 
 
 def selftest_files(arch: str) -> tuple[Files, str | None]:
@@ -75,10 +89,11 @@ def selftest_files(arch: str) -> tuple[Files, str | None]:
 
 
 EXTRAS: dict[str, Extra] = {e.name: e for e in (
-    # fio and its ~80 MB of libraries
+    # fio and its ~80 MB of libraries (x86_64 and i386 alike: librbd,
+    # libglusterfs and libicudata 30 MB)
     Extra("fio", dynamic_tool("fio", Path("/usr/bin/fio"))),
     # about 32 MB on Debian 12 (the binary 8.7 MB, libIPSec_MB 12.8 MB,
-    # libcrypto 4.7 MB, ...): fine in a guest that only runs stressors
+    # libcrypto 4.7 MB, ...), 16.4 MB on i386 (no libIPSec_MB there)
     Extra("stress-ng", dynamic_tool("stress-ng", Path("/usr/bin/stress-ng"))),
     Extra("selftests", selftest_files),
 )}

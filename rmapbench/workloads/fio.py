@@ -1,7 +1,9 @@
 """fio: Debian's fio writing 4k blocks straight to the swap device, the
 ceiling of swap-out throughput on that device (drawn with swap's
 figures).  No program of ours: the image packs fio (the fio extra) and
-the plan runs it as a section whose JSON becomes one record.
+the plan runs it as a section whose JSON becomes one record.  On i386
+the image packs Debian's fio:i386 and its libraries, downloaded into the
+cache (debs.py).
 """
 
 import json

@@ -51,7 +51,10 @@ def test_custom_checks_workload_mode_and_memory():
     assert exp.mode == "family" and exp.mem_mb == {"x86_64": [128, 256]}
 
 
-def test_fio_runs_on_x86_64_only():
+def test_fio_runs_where_the_registry_packs_it(monkeypatch):
+    exp = experiments.custom("fio", None, [], None, ["i386", "x86_64"], 60)
+    assert exp.arches == ("i386", "x86_64")
+    monkeypatch.setattr(registry, "arches_with", lambda tool: ("x86_64",))
     exp = experiments.custom("fio", None, [], None, ["i386", "x86_64"], 60)
     assert exp.arches == ("x86_64",)
 

@@ -24,7 +24,7 @@ def test_base_new_and_what_follows_from_them():
     assert registry.stack_order("anonmm") == 1
     assert set(registry.scheme_symbols()) == {"CONFIG_ANONMM",
                                               "CONFIG_ANON_VMA"}
-    assert registry.arches_with("fio") == ("x86_64",)
+    assert registry.arches_with("fio") == ("i386", "x86_64")
 
 
 def test_scheme_expectations():
