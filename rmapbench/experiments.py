@@ -181,7 +181,7 @@ def custom(workload: str, mode: str | None, params: list[str],
                             "numbers, e.g. 128,256")
     for clock in clocks:
         registry.clock(clock)       # an unknown clock is refused here
-    check_vcpus(vcpus)
+    check_vcpus(vcpus, clocks)
     return Experiment("custom", workload, mode, tuple(arches),
                       sweep=sweep, mem_mb=sizes,
                       timeout_s=timeout_s, append=append, clocks=clocks,
@@ -191,13 +191,20 @@ def custom(workload: str, mode: str | None, params: list[str],
 MAX_VCPUS = 8
 
 
-def check_vcpus(vcpus: tuple[int, ...]) -> None:
-    """vCPU counts a guest can have, or a UserError before any boot."""
+def check_vcpus(vcpus: tuple[int, ...], clocks: tuple[str, ...]) -> None:
+    """vCPU counts a guest can have on each clock, or a UserError before
+    any boot."""
     bad = [n for n in vcpus if not 1 <= n <= MAX_VCPUS]
     if not vcpus or bad:
         raise UserError(f"vCPU count(s) {', '.join(map(str, bad)) or '(none)'}"
                         f" out of range: give 1 to {MAX_VCPUS}, e.g. "
                         "--vcpus 1,2")
+    for clock in clocks:
+        most = registry.clock(clock).max_vcpus
+        if max(vcpus) > most:
+            raise UserError(f"the {clock} clock boots guests of at most "
+                            f"{most} vCPU(s), not {max(vcpus)}: run SMP "
+                            "points on another clock (--clock host)")
 
 
 # Experiment fields for the report only: not part of what a run is.

@@ -70,3 +70,21 @@ def test_digest_changes_with_the_experiment():
     b = experiments.Experiment("t", "vma", "count", ("i386",), fixed={"V": 2})
     assert experiments.digest([a]) != experiments.digest([b])
     assert experiments.digest([a]) == experiments.digest([a])
+
+
+def test_icount_boots_one_vcpu_only():
+    with pytest.raises(UserError, match="at most 1 vCPU"):
+        experiments.custom("fastpath", None, [], None, ["x86_64"], 60,
+                           clocks=("icount",), vcpus=(1, 2))
+    with pytest.raises(UserError, match="out of range"):
+        experiments.custom("fastpath", None, [], None, ["x86_64"], 60,
+                           vcpus=(0,))
+    exp = experiments.custom("fastpath", None, [], None, ["x86_64"], 60,
+                             vcpus=(1, 2))
+    assert exp.vcpus == (1, 2)
+
+
+def test_every_declared_experiment_can_boot_on_its_clocks():
+    from rmapbench import workloads
+    for e in workloads.experiments():
+        experiments.check_vcpus(e.vcpus, e.clocks)
