@@ -242,7 +242,7 @@ def full_catalogue() -> tuple[list[Group], list[Test]]:
               # two vCPUs: the stressors (two of each) and kswapd really
               # run at once (MTTCG), racing faults, fork, mremap, exit
               # against the rmap walks of reclaim
-              Group("stress", {"x86_64": 256}, 600.0, smp=2)]
+              Group("stress", {"i386": 256, "x86_64": 256}, 600.0, smp=2)]
     tests = [torture_test(m, "torture", "pages=1024 N=4")
              for m in TORTURE_MODE]
     tests.append(torture_test("all", "torture",

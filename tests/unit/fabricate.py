@@ -322,6 +322,15 @@ class Fab:
                                      "elapsed_ns": self.noisy(2e9)},
                                  vcpus=v)
 
+    def stressng(self) -> None:
+        for arch in ARCHES:
+            for stack in STACKS:
+                for mode, rate in (("vm", 4700.0), ("fork", 815.0)):
+                    self.add(f"stressng-{mode}", stack, arch, "stressng",
+                             mode, {}, lambda rep, r=rate: {
+                                 "bogo_ops_per_s": self.noisy(r),
+                                 "bogo_ops_count": round(2 * r)})
+
     def failures(self) -> None:
         """One failed rep in swap-mem, and fork-rate x86_64 anonmm failed
         in every rep (its cell must say failed, never a number)."""
@@ -348,7 +357,8 @@ class Fab:
                       self.fork_breadth, self.fork_depth, self.fork_chain,
                       self.fork_rate,
                       self.mremap, self.swap_mem, self.swap_family,
-                      self.bundle, self.fastpath, self.failures):
+                      self.bundle, self.fastpath, self.stressng,
+                      self.failures):
             build()
         return self.records
 
