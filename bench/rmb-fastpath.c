@@ -157,6 +157,7 @@ static int task(long loops)
 
 struct outcome {
 	uint64_t ns;		/* from the start to the last task's exit */
+	long long pswpout;	/* pages swapped out meanwhile (-1: unknown) */
 	int failed;		/* tasks that died or whose calls failed */
 	long long bad;		/* pages found holding the wrong data */
 };
@@ -184,6 +185,7 @@ static void run_tasks(int t, long loops, struct outcome *o)
 		}
 	}
 	close(go[0]);
+	o->pswpout = rmb_vmstat("pswpout");
 	start = rmb_now_ns();
 	close(go[1]);			/* every task reads EOF: go */
 	for (i = 0; i < t; i++) {
@@ -204,6 +206,8 @@ static void run_tasks(int t, long loops, struct outcome *o)
 		o->failed++;
 	}
 	o->ns = rmb_now_ns() - start;
+	if (o->pswpout >= 0 && rmb_vmstat("pswpout") >= 0)
+		o->pswpout = rmb_vmstat("pswpout") - o->pswpout;
 }
 
 static void report(int t, long loops, const struct outcome *o)
@@ -218,6 +222,8 @@ static void report(int t, long loops, const struct outcome *o)
 	rmb_json_int(&j, "tasks_count", t);
 	rmb_json_int(&j, "elapsed_ns", (long long)o->ns);
 	rmb_json_int(&j, "tasks_failed_count", o->failed);
+	if (o->pswpout >= 0)
+		rmb_json_int(&j, "pswpout_pages", o->pswpout);
 	if (rmb_mode_is("fault"))
 		rmb_json_dbl(&j, "faults_per_s", per_s);
 	else if (rmb_mode_is("brk"))

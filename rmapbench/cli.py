@@ -4,7 +4,8 @@ import argparse
 import sys
 from pathlib import Path
 
-from . import check, experiments, kbuild, paths, phases, programs, registry
+from . import check, experiments, guest, kbuild, paths, phases, programs
+from . import registry
 from . import reparse, repetitions, runner, smoke
 from . import store, workloads
 from .errors import UserError
@@ -108,10 +109,16 @@ def cmd_size(args: argparse.Namespace) -> int:
     exp = experiments.custom(args.workload, args.mode, args.param or [],
                              None, arches_arg(args.arch), args.timeout)
     sizing.check_single(exp)
-    run_id = args.run_id or f"size-{args.workload}-{exp.mode}"
+    stacks = stacks_arg(args.stack)
+    accel = guest.choose_accel(args.accel)
+    # the inputs name the run (kernels, workloads, the configuration):
+    # a changed kernel or parameter starts a new one, the same resumes
+    run_id = args.run_id or runner.run_id_of(
+        [exp], stacks, list(exp.arches), 1, accel,
+        f"size-{args.workload}-{exp.mode}")
     answers = [sizing.search(exp, stack, arch, args.goal, args.lo, args.hi,
-                             args.step, run_id, args.accel)
-               for arch in exp.arches for stack in stacks_arg(args.stack)]
+                             args.step, run_id, accel)
+               for arch in exp.arches for stack in stacks]
     sizing.save(run_id, answers)
     for a in answers:
         print(a.text())
@@ -318,8 +325,9 @@ def add_size_command(sub: Sub) -> None:
     p.add_argument("--timeout", type=float, default=900.0,
                    help="seconds per boot (default 900)")
     add_targets(p)
-    p.add_argument("--run-id", help="results/<run-id> (default "
-                   "size-<workload>-<mode>; a repeated search resumes)")
+    p.add_argument("--run-id", help="results/<run-id> (default: "
+                   "size-<workload>-<mode>-<digest of the inputs>; the same "
+                   "search again resumes)")
     p.add_argument("--accel", default="auto", help="auto, kvm or tcg")
     p.set_defaults(func=cmd_size)
 

@@ -9,7 +9,7 @@ slabs, page tables and free memory are exact.
 """
 
 from . import workloads
-from .workloads.base import HIGHER, LOWER, NEUTRAL, Metric, Mode
+from .workloads.base import HIGHER, LOWER, NEUTRAL, Metric, Mode, metric
 
 __all__ = ["HIGHER", "LOWER", "NEUTRAL", "Metric", "Mode", "entry",
            "primary", "primary_record", "modes", "lookup", "unit_of",
@@ -74,5 +74,5 @@ def lookup(name: str, workload: str = "", mode: str = "") -> Metric:
             if m.name == name:
                 return m
     direction = HIGHER if name.endswith("_per_s") else LOWER
-    return Metric(name, name.replace("_", " "), unit_of(name), direction,
+    return metric(name, name.replace("_", " "), unit_of(name), direction,
                   is_deterministic(name))

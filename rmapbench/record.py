@@ -90,6 +90,18 @@ def config_fields(rec: dict) -> dict:
             "vcpus": int(rec.get("vcpus") or 1)}
 
 
+def swapped_out(rec: dict) -> float | None:
+    """The pages a record says were swapped out while it measured:
+    pswpout_pages, else the sum of its phases' ..._pswpout_pages; None
+    when it counts none (nothing is known then, not "no swap")."""
+    m = rec.get("metrics") or {}
+    if isinstance(m.get("pswpout_pages"), (int, float)):
+        return float(m["pswpout_pages"])
+    parts = [v for k, v in m.items() if k.endswith("_pswpout_pages")
+             and isinstance(v, (int, float))]
+    return float(sum(parts)) if parts else None
+
+
 def is_failed(rec: dict) -> bool:
     return bool(rec.get("failed"))
 

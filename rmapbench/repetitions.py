@@ -190,14 +190,15 @@ def check_point(points: list[Point], point: Point) -> Point:
 def exact_decision(points: list[Point], point: Point, pol: Policy,
                    idx: Index, stacks: list[str]) -> Decision | None:
     """One boot, two at the check point; None when the check point's
-    boots disagree (the caller repeats the experiment as timed)."""
+    boots disagree, or one of them failed and so checked nothing (the
+    caller repeats the experiment as timed)."""
     check = check_point(points, point)
     reps = idx.get(check.config, {})
     if finished(reps, stacks, 2):
         e = point.exp
-        differ = disagree([r for r in taken(reps, 2) if not is_failed(r)],
-                          e.workload, e.mode)
-        if differ:
+        recs = taken(reps, 2)
+        if any(is_failed(r) for r in recs) or \
+                disagree(recs, e.workload, e.mode):
             return None
     if point == check:
         return Decision(2, "exact counts, checked by a second boot", pol)

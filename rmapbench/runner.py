@@ -8,6 +8,7 @@ data mismatch) gives one record with failed=true and the console
 excerpt; the run goes on.
 """
 
+from dataclasses import asdict
 from pathlib import Path
 
 from . import console as consolemod
@@ -179,8 +180,11 @@ def run_id_of(exps: list, stacks: list[str], arches: list[str],
     """The same inputs give the same id, so a re-run resumes."""
     policy = reps or ("auto", repetitions.TARGET, repetitions.START,
                       repetitions.CAP)
+    # what a clock does to a guest is part of what was measured
+    clocks = sorted({c for e in exps for c in e.clocks})
     what = (experiments.describe(exps), environment.inputs_digest(),
-            stacks, arches, policy, accel)
+            stacks, arches, policy, accel, qemu.BASE_APPEND,
+            [asdict(registry.clock(c)) for c in clocks])
     return f"{prefix}-{kbuild.digest([], extra=repr(what))[:10]}"
 
 

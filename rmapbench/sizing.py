@@ -13,8 +13,9 @@ import json
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, replace
 
-from . import experiments, runner, stats, store
+from . import experiments, qemu, runner, stats, store
 from .errors import UserError
+from .record import Config, swapped_out
 
 # what must hold of a probe's records
 Goal = Callable[[list[dict]], bool]
@@ -25,17 +26,9 @@ def completes(recs: list[dict]) -> bool:
     return bool(recs) and not any(stats.is_failed(r) for r in recs)
 
 
-def swapped_out(rec: dict) -> float:
-    """The pages a record says were swapped out, 0 if it says none."""
-    m = rec.get("metrics") or {}
-    if "pswpout_pages" in m:
-        return float(m["pswpout_pages"])
-    return float(sum(v for k, v in m.items() if k.endswith("pswpout_pages")
-                     and isinstance(v, (int, float))))
-
-
 def no_swap(recs: list[dict]) -> bool:
-    """It completed and swapped no page out."""
+    """It completed and counted no page swapped out (a record that
+    counts none proves nothing)."""
     return completes(recs) and all(swapped_out(r) == 0 for r in recs)
 
 
@@ -66,9 +59,10 @@ class Answer:
 
 
 def check_range(lo: int, hi: int, step: int) -> None:
-    if step < 1 or lo < 1 or hi < lo:
+    if step < 1 or lo < qemu.MIN_MEM_MB or hi < lo:
         raise UserError(f"size range {lo}..{hi} MB step {step}: give "
-                        "--lo <= --hi and a positive --step")
+                        f"{qemu.MIN_MEM_MB} <= --lo <= --hi and a positive "
+                        "--step")
     if (hi - lo) % step:
         raise UserError(f"--hi {hi} is not --lo {lo} plus a multiple of "
                         f"--step {step}")
@@ -101,9 +95,10 @@ def search(exp: experiments.Experiment, stack: str, arch: str, goal: str,
         probe = replace(exp, mem_mb={arch: [mem]})
         rdir = runner.run_experiments([probe], [stack], [arch], 1, run_id,
                                       "size", accel)
+        (point,) = experiments.sweep_points(probe, [arch])
         recs = [r for r in store.load_records(rdir)
-                if r.get("stack") == stack and r.get("arch") == arch
-                and r.get("mem_mb") == mem]
+                if r.get("stack") == stack
+                and Config.of(r) == point.config]
         probes[mem] = GOALS[goal](recs)
         print(f"size {stack} {arch} {mem} MB: "
               f"{goal} {'yes' if probes[mem] else 'no'}", flush=True)

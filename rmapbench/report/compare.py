@@ -11,7 +11,6 @@ from . import facts
 STACKS = (BASE, NEW)
 Failures = tuple[Config, str]
 Fails = dict[Failures, int]          # (configuration, stack) -> failed boots
-TIME_UNITS = ("ns", "ns/page", "forks/s", "pages/s", "kB/s")
 RATIO = f"{NEW}/{BASE} [95% CI]"          # the ratio's column
 LEGEND = ("Cells: median / mean ± 95% CI half-width (n); `exact`: every "
           "repetition gave the same count (with n=1: one boot of a "
@@ -140,9 +139,9 @@ def how_sure(c: stats.Comparison, m: metrics.Metric, accel_tcg: bool,
         sure = f"significant (Welch p={c.p_value:.2g})"
     else:
         sure = "significant at 0.05 (Welch)"
-    if m.unit in TIME_UNITS and clock != HOST:
+    if m.timed and clock != HOST:
         sure += f", {clock} clock"
-    elif accel_tcg and m.unit in TIME_UNITS:
+    elif accel_tcg and m.timed:
         sure += ", emulated timing (TCG)"
     return sure
 

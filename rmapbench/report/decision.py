@@ -15,6 +15,7 @@ width columns, for a mailing-list post (harness.py report --text).
 from dataclasses import dataclass
 
 from .. import metrics, stats, workloads
+from ..record import swapped_out
 from ..registry import BASE, NEW
 from ..tables import fmt_ratio, ratio_cell, table
 from . import compare
@@ -34,16 +35,16 @@ class Headline:
     ratio: str          # NEW/BASE [95% CI]
     sure: str           # 'exact', '*' or why there is no test
     clock: str
-    pressure: bool      # some boot of it swapped pages out
+    pressure: bool | None   # some boot swapped out (None: not counted)
     vcpus: int = 1
 
 
-def swapped(cs: stats.ConfigStats) -> bool:
-    """Whether any boot of the configuration swapped a page out."""
-    return any(v for recs in cs.records.values() for r in recs
-               for k, v in (r.get("metrics") or {}).items()
-               if ("pswpout" in k or "swapout" in k)
-               and isinstance(v, (int, float)))
+def swapped(cs: stats.ConfigStats) -> bool | None:
+    """Whether some boot of the configuration swapped a page out; None
+    when its records count no swap-out."""
+    counts = [swapped_out(r) for recs in cs.records.values() for r in recs]
+    known = [c for c in counts if c is not None]
+    return any(c > 0 for c in known) if known else None
 
 
 def headline_of(regime: str, workload: str, entry: metrics.Mode,
@@ -113,8 +114,9 @@ def winner_cell(h: Headline) -> str:
 
 
 def setting(h: Headline) -> str:
-    return (f"{h.clock} clock, {h.vcpus} vCPU, " +
-            ("under swap" if h.pressure else "no swap-out"))
+    swap = {True: "under swap", False: "no swap-out",
+            None: "swap-out not counted"}[h.pressure]
+    return f"{h.clock} clock, {h.vcpus} vCPU, {swap}"
 
 
 def headline_rows(rows: list[Headline]) -> list[list[str]]:

@@ -4,6 +4,7 @@ clocks side by side, where the run's time went (its phases) and where
 a boot's time went."""
 
 import statistics
+from dataclasses import replace
 from pathlib import Path
 
 from .. import registry, stats, store
@@ -78,15 +79,11 @@ def how_measured(experiment: str, metadata: dict,
 def pairs(analysis: list[stats.ConfigStats]
           ) -> list[tuple[stats.ConfigStats, stats.ConfigStats]]:
     """(icount, host) statistics of every configuration on both."""
-    by_key = {}
-    for cs in analysis:
-        k = cs.key
-        by_key[(k.experiment, k.arch, k.mem_mb, k.workload, k.mode,
-                k.params, k.record, k.generation, k.clock)] = cs
+    by_key = {cs.key: cs for cs in analysis}
     out = []
     for key, cs in by_key.items():
-        if key[-1] != HOST:
-            host = by_key.get(key[:-1] + (HOST,))
+        if key.clock != HOST:
+            host = by_key.get(replace(key, clock=HOST))
             if host is not None:
                 out.append((cs, host))
     return out

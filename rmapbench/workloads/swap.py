@@ -12,6 +12,7 @@ from typing import Any
 
 from .. import figures as fg
 from .. import stats
+from ..record import swapped_out as pswpout
 from ..registry import BASE, NEW
 from ..tables import cell, fmt, params_text, table
 from .base import (HIGHER, NEUTRAL, Crossover, Experiment, Figure, Mode,
@@ -118,16 +119,6 @@ def swap_groups(records: list[dict]) -> dict[tuple, dict[int, list[dict]]]:
             out.setdefault(key, {}).setdefault(
                 int(rec.get("mem_mb") or 0), []).append(rec)
     return out
-
-
-def pswpout(rec: dict) -> float | None:
-    m = rec.get("metrics") or {}
-    if "pswpout_pages" in m:
-        return m["pswpout_pages"]
-    if "fill_pswpout_pages" in m or "passes_pswpout_pages" in m:
-        return (m.get("fill_pswpout_pages") or 0) + \
-            (m.get("passes_pswpout_pages") or 0)
-    return None
 
 
 def no_swap_from(sizes: dict[int, list[dict]], stack: str) -> int | None:

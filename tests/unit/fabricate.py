@@ -292,6 +292,7 @@ class Fab:
                                 self.noisy(1.9 * mms),
                                 "data_swapout_per_s":
                                 self.noisy(5000 / (1 + mms / 200)),
+                                "pswpout_pages": 2048,
                                 "elapsed_ns": self.noisy(1e9)}
                     self.add(f"bundle-{mode}", stack, "x86_64", "bundle",
                              mode, {"W": w, "mb": 16}, make, mem_mb=128)
@@ -314,8 +315,9 @@ class Fab:
         for arch in ARCHES:
             for stack in STACKS:
                 for mode, (name, rate) in rates.items():
-                    for t, v in ((1, 1), (2, 1), (1, 2), (2, 2)):
-                        self.add(f"fastpath-{mode}", stack, arch, "fastpath",
+                    for t, v in ((1, 1), (2, 1), (2, 2)):
+                        exp = f"fastpath-{mode}" + ("-smp" if v > 1 else "")
+                        self.add(exp, stack, arch, "fastpath",
                                  mode, {"T": t, "L": 8},
                                  lambda rep, n=name, r=rate, t=t, v=v: {
                                      n: self.noisy(r * min(t, v)),

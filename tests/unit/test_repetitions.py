@@ -148,3 +148,14 @@ def test_icount_boots_count_instructions_under_tcg(tmp_path):
 def test_unknown_clock_is_refused():
     with pytest.raises(Exception, match="unknown clock 'tsc'"):
         registry.clock("tsc")
+
+
+def test_a_failed_check_boot_checks_nothing():
+    recs = [depth_rec(s, 0, d, 1000.0 * d) for s in STACKS for d in (2, 8)]
+    recs += [depth_rec(s, 0, 4, 4000.0) for s in STACKS]
+    recs.append(depth_rec(STACKS[0], 1, 4, 4000.0))
+    recs.append(fabricate.failed("t-depth", STACKS[1], "x86_64", "fork",
+                                 "depth", {"D": 4}, rep=1))
+    recs[-1]["clock"] = HOST
+    points, decided = decide(DEPTH, recs)
+    assert all(decided[p].policy.kind == repetitions.TIMED for p in points)

@@ -55,3 +55,12 @@ def test_cli_refuses_a_sweep_before_any_boot(tmp_path):
         env={"RMAPBENCH_RESULTS": str(tmp_path), "PATH": "/usr/bin:/bin"})
     assert res.returncode == 2
     assert "give one value of N" in res.stderr
+
+
+def test_a_record_that_counts_no_swap_proves_no_no_swap():
+    assert not sizing.no_swap([rec(faults_per_s=10.0)])
+
+
+def test_too_small_a_guest_is_refused_before_a_boot():
+    with pytest.raises(UserError, match="<= --lo"):
+        sizing.check_range(32, 512, 16)
