@@ -5,7 +5,7 @@ import os
 from pathlib import Path
 
 from .. import metrics, plots, stats, workloads
-from ..record import Config
+from ..record import Config, swapped_out
 from ..registry import BASE, NEW
 from ..tables import cell, mark_cell, params_text, ratio_cell, table
 from . import facts, measured
@@ -57,19 +57,42 @@ def failed_only_rows(experiment: str, analysis: list[stats.ConfigStats],
     return rows
 
 
+def figure_setting(records: list[dict], exps: tuple[str, ...]) -> str:
+    """How a figure's boots ran, from their records: accel and clock,
+    vCPUs, and whether they swapped."""
+    mine = [r for r in records if r.get("experiment") in exps
+            and not stats.is_failed(r)]
+    if not mine:
+        return ""
+    runs = sorted({f"{r.get('accel')}, {r.get('clock') or 'host'} clock"
+                   for r in mine})
+    vcpus = sorted({int(r.get("vcpus") or 1) for r in mine})
+    counts = [c for c in map(swapped_out, mine) if c is not None]
+    swap = ("swap-out not counted" if not counts else
+            "under memory pressure (pages swapped out)" if any(counts)
+            else "no swap-out")
+    return (f"Measured under {'; '.join(runs)}, on "
+            f"{'/'.join(map(str, vcpus))} vCPU, {swap}.")
+
+
 def plot_links(run_dir: Path, experiment: str, plot_files: list[Path],
-               shown: set[Path]) -> list[str]:
+               shown: set[Path], records: list[dict] | None = None
+               ) -> list[str]:
     """Links to the figures of experiment not shown in an earlier
-    section (each figure appears once, where its first experiment is)."""
+    section (each figure appears once, where its first experiment is),
+    each with how its boots ran."""
     out = []
     for f in plot_files:
-        if f.suffix == ".png" and f not in shown and \
-                experiment in plots.figure_experiments(f):
+        exps = plots.figure_experiments(f)
+        if f.suffix == ".png" and f not in shown and experiment in exps:
             shown.add(f)
             png = Path(os.path.relpath(f, run_dir)).as_posix()
             svg = Path(os.path.relpath(f.with_suffix(".svg"),
                                        run_dir)).as_posix()
-            out += [f"![{f.stem}]({png})", "", f"([SVG]({svg}))", ""]
+            setting = figure_setting(records or [], tuple(exps))
+            out += [f"![{f.stem}]({png})", ""]
+            out += [setting, ""] if setting else []
+            out += [f"([SVG]({svg}))", ""]
     return out
 
 
@@ -97,5 +120,5 @@ def experiments(run_dir: Path, records: list[dict], metadata: dict,
             out += [f"{nfail} failed boot(s), listed under Failures.", ""]
         out += table(["workload/mode", "configuration", "metric", BASE, NEW,
                       RATIO, "mark"], rows)
-        out += [""] + plot_links(run_dir, exp, plot_files, shown)
+        out += [""] + plot_links(run_dir, exp, plot_files, shown, records)
     return out

@@ -210,3 +210,11 @@ def test_experiment_tables_cover_every_configuration(text):
     vma = subsection(text, "vma-cost")
     assert "kind=gap" in vma and "kind=split" in vma
     assert "exact" in vma and "±" in vma
+
+
+def test_each_figure_says_how_its_boots_ran(text):
+    swap = text.split("![swap-mem]")[1].split("([SVG]")[0]
+    assert "Measured under tcg, host clock, on 1 vCPU, under memory " \
+        "pressure (pages swapped out)." in swap
+    vma = text.split("![mremap]")[1].split("([SVG]")[0]
+    assert "swap-out not counted" in vma or "no swap-out" in vma
