@@ -7,7 +7,7 @@ from pathlib import Path
 
 from .. import figures as fg
 from .. import registry
-from ..registry import ICOUNT
+from ..registry import HOST, ICOUNT
 from .base import Experiment, Figure, Metric, Mode, Workload, metric
 
 ALL = registry.arch_names()
@@ -77,8 +77,12 @@ WORKLOAD = Workload(
                      regime="mremap")
                 for m in MREMAP_MODES),
     experiments=(
+        # the host clock too: anon_vma moves page tables whole, anonmm
+        # also writes each page's index; instruction counts and an
+        # emulated memory system weigh that write differently, and the
+        # report shows both (issue 11's target was set on the host clock)
         Experiment("mremap-unshared", "mremap", "unshared", ALL,
-                   fixed={"R_mb": 32, "moves": 10}, clocks=(ICOUNT,),
+                   fixed={"R_mb": 32, "moves": 10}, clocks=(ICOUNT, HOST),
                    text="moving an anon region mapped once"),
         Experiment("mremap-shared", "mremap", "shared", ALL,
                    sweep={"K": [1, 4, 16]}, fixed={"R_mb": 32, "moves": 10},
