@@ -15,8 +15,12 @@
  *             scripts (fork, exec, small files in tmpfs, pipes, a
  *             directory made and removed).  Scripts per hour, all users.
  *
- * The T tasks are forked first and start together on a pipe; elapsed is
- * from their start to the last one's exit.
+ * The T tasks are forked first (exec=1: and exec this program again,
+ * which then runs one task) and start together on a pipe; elapsed is from
+ * their start to the last one's exit.  Why exec matters: 6.1's anon_vma
+ * will not expand a vma whose anon_vma chain came from fork, so a
+ * forked task's brk makes a new vma each time; a fresh mm expands and
+ * splits the heap vma, as anonmm does in both cases.
  */
 #define _GNU_SOURCE
 #include "lib/rmb.h"
@@ -39,6 +43,10 @@ static struct rmb_param params[] = {
 		  "(brk), scripts (sdet)" },
 	{ .key = "R_mb", .modes = "fault", .def = 16, .min = 1, .max = 1024,
 	  .help = "region each fault loop maps, MB" },
+	{ .key = "exec", .def = 0, .min = 0, .max = 1,
+	  .help = "1: each task execs this program again before its loops "
+		  "(a fresh mm, as a shell's commands have); 0: a forked "
+		  "copy of the parent (its heap vma and its rmap inherited)" },
 	{ .key = "seed", .def = 1, .min = 0, .max = 2147483647,
 	  .help = "seed of the page patterns" },
 	{ .key = NULL },
@@ -162,14 +170,58 @@ struct outcome {
 	long long bad;		/* pages found holding the wrong data */
 };
 
+/* The environment variable that makes an exec'd copy a task: "GO,READY",
+ * the fds of the start pipe it waits on and the pipe it says ready on. */
+#define TASK_ENV "RMB_FASTPATH_TASK_FDS"
+
+static char **self_argv;
+
+/* A task, forked or exec'd: say ready, wait for the start, run. */
+static int task_start(int go_fd, int ready_fd, long loops)
+{
+	char c = 'r';
+
+	if (write(ready_fd, &c, 1) != 1 || read(go_fd, &c, 1) < 0)
+		return TASK_SYSCALL;
+	close(ready_fd);
+	return task(loops);
+}
+
+static void task_child(int go_fd, int ready_fd, long loops)
+{
+	char fds[32];
+
+	if (rmb_arg("exec")) {
+		snprintf(fds, sizeof(fds), "%d,%d", go_fd, ready_fd);
+		setenv(TASK_ENV, fds, 1);
+		execv("/proc/self/exe", self_argv);
+		_exit(TASK_SYSCALL);
+	}
+	_exit(task_start(go_fd, ready_fd, loops));
+}
+
+/* Wait until n tasks said they are ready (exec'd copies included). */
+static void wait_ready(int fd, int n)
+{
+	char c;
+
+	while (n > 0) {
+		ssize_t got = read(fd, &c, 1);
+
+		if (got == 1)
+			n--;
+		else if (got == 0 || errno != EINTR)
+			break;	/* a task died first: the waits count it */
+	}
+}
+
 /* Fork T tasks held on a pipe, release them together, wait for all. */
 static void run_tasks(int t, long loops, struct outcome *o)
 {
-	int go[2], i, st;
+	int go[2], ready[2], i, st;
 	uint64_t start;
-	char c;
 
-	if (pipe(go))
+	if (pipe(go) || pipe(ready))
 		rmb_die(RMB_EXIT_FAIL, "pipe: %s", strerror(errno));
 	for (i = 0; i < t; i++) {
 		pid_t pid = rmb_fork();
@@ -179,12 +231,14 @@ static void run_tasks(int t, long loops, struct outcome *o)
 				i + 1, t, strerror(errno));
 		if (pid == 0) {
 			close(go[1]);
-			if (read(go[0], &c, 1) < 0)
-				_exit(TASK_SYSCALL);
-			_exit(task(loops));
+			close(ready[0]);
+			task_child(go[0], ready[1], loops);
 		}
 	}
 	close(go[0]);
+	close(ready[1]);
+	wait_ready(ready[0], t);
+	close(ready[0]);
 	o->pswpout = rmb_vmstat("pswpout");
 	start = rmb_now_ns();
 	close(go[1]);			/* every task reads EOF: go */
@@ -244,8 +298,16 @@ int main(int argc, char **argv)
 
 	rmb_init("fastpath");
 	rmb_parse_args(params, argc, argv);
+	self_argv = argv;
 	t = (int)rmb_arg("T");
 	loops = (long)rmb_arg("L");
+	if (getenv(TASK_ENV)) {		/* an exec'd task (exec=1) */
+		int go_fd, ready_fd;
+
+		if (sscanf(getenv(TASK_ENV), "%d,%d", &go_fd, &ready_fd) != 2)
+			return TASK_SYSCALL;
+		return task_start(go_fd, ready_fd, loops);
+	}
 	if (rmb_mode_is("fault"))
 		rmb_need_mem_kb((long long)t * (rmb_arg("R_mb") << 10), 0,
 				"T regions of R_mb");
