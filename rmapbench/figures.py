@@ -61,6 +61,13 @@ def select(records: list[dict], experiment: str, workload: str | None = None,
             and r.get("record", "summary") == record]
 
 
+def of_workload(records: list[dict], workload: str) -> list[dict]:
+    """The measurements (not failed) of a workload, of every experiment
+    ('harness.py run' sweeps included)."""
+    return [r for r in records if r.get("workload") == workload
+            and not stats.is_failed(r)]
+
+
 def metric(name: str, scale: float = 1.0) -> Value:
     def value(rec: dict) -> float | None:
         v = stats.metric_values([rec], name)

@@ -61,8 +61,7 @@ def smp_experiment(mode: str) -> Experiment:
 
 
 def plot_fastpath(records: list[dict], out_dir: Path) -> list[Path]:
-    recs = [r for r in records if r.get("workload") == "fastpath"
-            and not r.get("failed")]
+    recs = fg.of_workload(records, "fastpath")
     if not recs:
         return fg.skipped("fastpath", "no fastpath records")
     plt = fg._pyplot()

@@ -71,8 +71,7 @@ def records(base: dict, con: console.Console) -> list[dict]:
 
 
 def plot_stressng(records: list[dict], out_dir: Path) -> list[Path]:
-    recs = [r for r in records if r.get("workload") == "stressng"
-            and not r.get("failed")]
+    recs = fg.of_workload(records, "stressng")
     if not recs:
         return fg.skipped("stressng", "no stressng records")
     plt = fg._pyplot()
