@@ -264,11 +264,7 @@ def add_kernel_commands(sub: Sub) -> None:
 
 def add_run_commands(sub: Sub) -> None:
     p = sub.add_parser("run", help="run one workload over a custom sweep")
-    p.add_argument("--workload", required=True,
-                   help=f"one of {', '.join(workloads.WORKLOADS)}")
-    p.add_argument("--mode", help="the workload's mode (default: its first)")
-    p.add_argument("--param", action="append", metavar="KEY=V1,V2",
-                   help="a parameter and its values; repeat for more")
+    add_workload_options(p, "KEY=V1,V2", "a parameter and its values")
     p.add_argument("--mem", metavar="MB1,MB2",
                    help="guest memory sizes (default per arch)")
     p.add_argument("--timeout", type=float, default=600.0,
@@ -305,15 +301,21 @@ def add_run_commands(sub: Sub) -> None:
     p.set_defaults(func=cmd_params)
 
 
+def add_workload_options(p: argparse.ArgumentParser, metavar: str,
+                         param: str) -> None:
+    """--workload, --mode and --param, as run and size take them."""
+    p.add_argument("--workload", required=True,
+                   help=f"one of {', '.join(workloads.WORKLOADS)}")
+    p.add_argument("--mode", help="the workload's mode (default: its first)")
+    p.add_argument("--param", action="append", metavar=metavar,
+                   help=f"{param}; repeat for more")
+
+
 def add_size_command(sub: Sub) -> None:
     p = sub.add_parser("size", help="bisect guest memory, per stack, for "
                        "the smallest guest in which a workload completes "
                        "(or swaps nothing out)")
-    p.add_argument("--workload", required=True,
-                   help=f"one of {', '.join(workloads.WORKLOADS)}")
-    p.add_argument("--mode", help="the workload's mode (default: its first)")
-    p.add_argument("--param", action="append", metavar="KEY=V",
-                   help="a parameter and its one value; repeat for more")
+    add_workload_options(p, "KEY=V", "a parameter and its one value")
     p.add_argument("--goal", choices=("completes", "no-swap"),
                    default="completes", help="completes: no failed boot "
                    "(no OOM kill, no fault); no-swap: and no page swapped "
