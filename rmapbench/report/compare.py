@@ -12,6 +12,9 @@ STACKS = (BASE, NEW)
 Failures = tuple[Config, str]
 Fails = dict[Failures, int]          # (configuration, stack) -> failed boots
 RATIO = f"{NEW}/{BASE} [95% CI]"          # the ratio's column
+# the summary table's columns (summary_rows), in Markdown and plain text
+SUMMARY_HEADER = ["workload/mode", "arch", "metric", "configuration",
+                  f"{BASE} mean", f"{NEW} mean", RATIO, "mark", "winner"]
 LEGEND = ("Cells: median / mean ± 95% CI half-width (n); `exact`: every "
           "repetition gave the same count (with n=1: one boot of a "
           "configuration whose experiment checked, at its middle "
@@ -111,9 +114,7 @@ def summary_table(analysis: list[stats.ConfigStats], failed: list[dict]
     out += ["Each workload/mode at its main configuration (the main "
             "experiment's middle configuration; the last generation of a "
             "fork chain).", ""]
-    out += table(["workload/mode", "arch", "metric", "configuration",
-                  f"{BASE} mean", f"{NEW} mean", RATIO,
-                  "mark", "winner"], rows)
+    out += table(SUMMARY_HEADER, rows)
     return out + ["", LEGEND, ""]
 
 

@@ -189,6 +189,13 @@ def sizing_lines(records: list[dict]) -> list[str]:
             for line in w.sizing(records)]
 
 
+def by_regime(rows: list[Headline]) -> list[tuple[str, list[Headline]]]:
+    """(title, its rows) of every regime, in REGIMES' order, empty ones
+    included: a regime no experiment measured is said, not dropped."""
+    return [(title, [h for h in rows if h.regime == key])
+            for key, title in workloads.REGIMES]
+
+
 def decision(records: list[dict], analysis: list[stats.ConfigStats]
              ) -> list[str]:
     """The report's decision section (Markdown)."""
@@ -198,8 +205,7 @@ def decision(records: list[dict], analysis: list[stats.ConfigStats]
            "mode's main configuration (the Summary's rows); the regime's "
            "outcome counts those rows and nothing else.  Mark: `*` Welch "
            "p < 0.05, `exact` a count that never varied.", ""]
-    for key, title in workloads.REGIMES:
-        mine = [h for h in rows if h.regime == key]
+    for title, mine in by_regime(rows):
         out += [f"### {title}", "", f"Outcome: {regime_outcome(mine)}.", ""]
         if mine:
             out += table(HEADER, headline_rows(mine)) + [""]
@@ -236,9 +242,8 @@ def text_summary(title: str, records: list[dict],
     post in the manner of mmtests' compare output."""
     rows = headlines(analysis)
     out = [title, "=" * len(title), ""]
-    for key, what in workloads.REGIMES:
-        mine = [h for h in rows if h.regime == key]
-        out.append(f"{what}: {plain(regime_outcome(mine))}")
+    for title, mine in by_regime(rows):
+        out.append(f"{title}: {plain(regime_outcome(mine))}")
     out.append("")
     if rows:
         out += text_table(HEADER, headline_rows(rows)) + [""]
@@ -249,8 +254,6 @@ def text_summary(title: str, records: list[dict],
                                    compare.failed_counts(failed))
     if summary:
         out += ["Summary (each workload/mode at its main configuration)", ""]
-        out += text_table(["workload/mode", "arch", "metric", "config",
-                           f"{BASE} mean", f"{NEW} mean", compare.RATIO,
-                           "mark", "winner"], summary)
+        out += text_table(compare.SUMMARY_HEADER, summary)
         out += ["", plain(compare.LEGEND)]
     return "\n".join(out).rstrip() + "\n"
