@@ -81,7 +81,7 @@ def command(spec: BootSpec, swap: Path | None) -> list[str]:
                       if a)
     cmd = [qemu_binary(spec.arch), "-accel", accel_of(spec.accel, clock),
            *clock.qemu_args, "-cpu", registry.arch(spec.arch).cpu,
-           "-m", str(spec.mem_mb), "-smp", str(spec.smp),
+           "-m", str(spec.mem_mb), "-smp", smp_arg(spec, clock),
            "-kernel", str(spec.kernel), "-initrd", str(spec.initrd),
            "-append", append,
            "-display", "none", "-monitor", "none", "-no-reboot",
@@ -89,6 +89,29 @@ def command(spec: BootSpec, swap: Path | None) -> list[str]:
     if swap is not None:
         cmd += ["-drive", f"file={swap},if=virtio,format=raw,cache=unsafe"]
     return cmd + spec.extra_args
+
+
+def smp_arg(spec: BootSpec, clock: registry.Clock) -> str:
+    """-smp for spec: its vCPUs, and at least two possible ones under
+    multi-threaded TCG.
+
+    QEMU 7.2 translates a TCG guest whose machine has one possible vCPU
+    without CF_PARALLEL: the guest's fences are dropped and its locked
+    instructions become plain loads and stores.  The device emulation
+    and the I/O threads still run beside the vCPU thread, so the
+    guest's "store used_event; smp_mb(); load used->idx" in
+    virtqueue_enable_cb() is no longer ordered against QEMU's "store
+    used->idx; smp_mb(); load used_event": now and then both read the
+    old value, QEMU does not interrupt, and the guest waits for ever on
+    requests the device has completed (seen as fio stopping with 32
+    writes in flight, docs/anonmm-status.md).  x86's smp_mb() is a
+    locked add, so QEMU 8.1's fix (commit c914d46d0a64, fences kept in
+    system mode) may not cover it.  A second possible vCPU, never
+    brought up, makes TCG translate for parallel vCPUs.  Round-robin
+    TCG (icount) never does; its boots keep the exposure."""
+    if accel_of(spec.accel, clock) != "tcg" or not clock.mttcg:
+        return str(spec.smp)
+    return f"{spec.smp},maxcpus={max(spec.smp, 2)}"
 
 
 def accel_of(accel: str, clock: registry.Clock) -> str:

@@ -69,6 +69,9 @@ class Clock:
     append: str = ""                 # kernel arguments it needs
     repeatable: bool = False
     max_vcpus: int = 64              # guests it can boot
+    # Multi-threaded TCG (one host thread per vCPU); icount runs all
+    # vCPUs round-robin in one thread.
+    mttcg: bool = True
 
 
 @dataclass(frozen=True)
@@ -143,7 +146,7 @@ CLOCKS: tuple[Clock, ...] = (
           # QEMU 7.2 never brings the second vCPU up under icount (both
           # arches, with or without noapictimer, sleep=off, align=off:
           # the boot stops at "x86: Booting SMP configuration")
-          repeatable=True, max_vcpus=1),
+          repeatable=True, max_vcpus=1, mttcg=False),
 )
 
 # Variants with rules beyond "merge the fragment"; any other

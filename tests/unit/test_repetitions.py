@@ -145,6 +145,23 @@ def test_icount_boots_count_instructions_under_tcg(tmp_path):
     assert cmd[cmd.index("-accel") + 1] == "kvm" and "-icount" not in cmd
 
 
+def test_multi_threaded_tcg_boots_have_a_second_possible_vcpu(tmp_path):
+    """One possible vCPU makes QEMU 7.2 drop the guest's barriers (a
+    lost virtio interrupt, qemu.smp_arg); icount and KVM are left be."""
+    kernel = tmp_path / "bzImage"
+    kernel.write_text("")
+
+    def smp(accel: str, clock: str, vcpus: int) -> str:
+        spec = qemu.BootSpec("x86_64", kernel, tmp_path / "initrd", 256, 10,
+                             smp=vcpus, accel=accel, clock=clock)
+        cmd = qemu.command(spec, None)
+        return cmd[cmd.index("-smp") + 1]
+    assert smp("tcg", HOST, 1) == "1,maxcpus=2"
+    assert smp("tcg", HOST, 4) == "4,maxcpus=4"
+    assert smp("tcg", ICOUNT, 1) == "1"
+    assert smp("kvm", HOST, 1) == "1"
+
+
 def test_unknown_clock_is_refused():
     with pytest.raises(Exception, match="unknown clock 'tsc'"):
         registry.clock("tsc")
