@@ -17,7 +17,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import paths, registry
+from . import paths, postmortem, registry
 from .errors import UserError
 
 # random.trust_cpu=on: the CRNG seeds from RDRAND at once; without it,
@@ -134,7 +134,9 @@ def boot(spec: BootSpec, log: Path) -> BootResult:
     log.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="rmapbench-boot-",
                                      dir=paths.cache_dir()) as tmp:
+        qmp = Path(tmp) / "qmp.sock"
         cmd = command(spec, make_swap(Path(tmp), spec.swap_mb))
+        cmd += ["-qmp", f"unix:{qmp},server=on,wait=off"]
         start = time.monotonic()
         with open(log, "wb") as out:
             proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL,
@@ -143,6 +145,8 @@ def boot(spec: BootSpec, log: Path) -> BootResult:
                 rc = proc.wait(timeout=spec.timeout_s)
                 timed_out = False
             except subprocess.TimeoutExpired:
+                out.flush()
+                postmortem.record(qmp, log)
                 proc.kill()
                 proc.wait()
                 rc, timed_out = None, True
