@@ -10,7 +10,11 @@
  * mode=unshared  the region is mapped by this process only.
  * mode=shared    K children forked first keep the pages COW-shared; after
  *                the moves the parent rewrites its copy and the children
- *                verify theirs, still at A.
+ *                verify theirs, still at A, or, with child_moves, each
+ *                moves its own mapping that many times first (anonmm
+ *                copies the pages another mm maps, anon_vma does not:
+ *                the memory a guest needs then differs by scheme, and
+ *                the counters cover the children's moves too).
  * mode=swapped   swap_pct % of the region is pushed out first
  *                (MADV_PAGEOUT, else a balloon process when there is swap).
  */
@@ -39,6 +43,10 @@ static struct rmb_param params[] = {
 	  .help = "mremap calls (A->B, B->A, ...)" },
 	{ .key = "K", .modes = "shared", .def = 4, .min = 1, .max = 1024,
 	  .help = "children sharing the pages" },
+	{ .key = "child_moves", .modes = "shared", .def = 0, .min = 0,
+	  .max = 1000000,
+	  .help = "moves each child makes of its own mapping after the "
+		  "parent's, before it verifies (0: it verifies at A)" },
 	{ .key = "swap_pct", .modes = "swapped", .def = 50, .min = 1,
 	  .max = 100, .help = "part of the region (from its start) pushed out "
 		  "before moving" },
@@ -68,9 +76,14 @@ struct run {
 	int children, got, abnormal;
 };
 
+static char *after_moves(const struct layout *l, long moves)
+{
+	return moves % 2 ? l->b : l->a;
+}
+
 static char *final_addr(const struct run *r)
 {
-	return r->moves % 2 ? r->l.b : r->l.a;
+	return after_moves(&r->l, r->moves);
 }
 
 /* [guard][A][gap][B][guard], A and B `span` long, guards >= 4 MB */
@@ -94,21 +107,27 @@ static void layout_make(struct layout *l, size_t len, int aligned)
 			strerror(errno));
 }
 
+/* Move m (from 0): A->B when m is even, B->A when odd; dies on failure. */
+static void move_once(const struct layout *l, long m)
+{
+	char *src = m % 2 ? l->b : l->a;
+	char *dst = m % 2 ? l->a : l->b;
+	void *p = mremap(src, l->len, l->len, MREMAP_MAYMOVE | MREMAP_FIXED,
+			 dst);
+
+	if (p != dst)
+		rmb_die(RMB_EXIT_FAIL, "move %ld: mremap %p -> %p: %s", m + 1,
+			(void *)src, (void *)dst,
+			p == MAP_FAILED ? strerror(errno) : "moved elsewhere");
+}
+
 static void do_moves(struct run *r)
 {
 	for (long m = 0; m < r->moves; m++) {
-		char *src = m % 2 ? r->l.b : r->l.a;
-		char *dst = m % 2 ? r->l.a : r->l.b;
 		uint64_t t0 = rmb_now_ns();
-		void *p = mremap(src, r->l.len, r->l.len,
-				 MREMAP_MAYMOVE | MREMAP_FIXED, dst);
 
+		move_once(&r->l, m);
 		r->lat[m] = rmb_now_ns() - t0;
-		if (p != dst)
-			rmb_die(RMB_EXIT_FAIL, "move %ld: mremap %p -> %p: %s",
-				m + 1, (void *)src, (void *)dst,
-				p == MAP_FAILED ? strerror(errno) : "moved "
-				"elsewhere");
 	}
 }
 
@@ -154,10 +173,13 @@ static void push_out(struct run *r, int pct)
 
 static void share_child(struct run *r, int idx)
 {
+	long moves = (long)rmb_arg("child_moves");
 	size_t bad;
 
 	rmb_family_wait_go(&r->f);
-	bad = rmb_verify(r->l.a, r->l.pages, r->seed, 0, 0);
+	for (long m = 0; m < moves; m++)
+		move_once(&r->l, m);
+	bad = rmb_verify(after_moves(&r->l, moves), r->l.pages, r->seed, 0, 0);
 	rmb_family_send(&r->f, RMB_REP_DONE, idx, (int64_t)r->l.pages,
 			(int64_t)bad, 0);
 	_exit(0);
@@ -263,20 +285,24 @@ static void setup(struct run *r)
 int main(int argc, char **argv)
 {
 	static struct run r;
-	int failed;
+	int failed, children_move;
 
 	rmb_init("mremap");
 	rmb_parse_args(params, argc, argv);
+	children_move = rmb_mode_is("shared") && rmb_arg("child_moves") > 0;
 	setup(&r);
 	rmb_snap_take(&r.s0);
 	r.moves_ns = rmb_now_ns();
 	do_moves(&r);
 	r.moves_ns = rmb_now_ns() - r.moves_ns;
-	rmb_snap_take(&r.s1);
+	if (!children_move)
+		rmb_snap_take(&r.s1);
 	if (rmb_mode_is("shared"))
 		check_sharers(&r);
 	else
 		check_alone(&r);
+	if (children_move)
+		rmb_snap_take(&r.s1);
 	report(&r);
 	failed = rmb_check_mismatch(r.bad, r.checked, "the region");
 	if (r.got < r.children || r.abnormal) {
