@@ -64,3 +64,15 @@ def test_a_record_that_counts_no_swap_proves_no_no_swap():
 def test_too_small_a_guest_is_refused_before_a_boot():
     with pytest.raises(UserError, match="<= --lo"):
         sizing.check_range(32, 512, 16)
+
+
+def test_answers_read_as_sentences():
+    def answer(goal, smallest, below):
+        return sizing.Answer("anonmm", "x86_64", goal, 64, 512, 16,
+                             smallest, below, {}).text()
+    assert answer("no-swap", 304, 288) == \
+        "anonmm (x86_64): swaps nothing out from 304 MB; still swaps in 288 MB"
+    assert answer("completes", 64, None) == \
+        "anonmm (x86_64): completes from 64 MB, the smallest size tried"
+    assert answer("completes", None, 512) == \
+        "anonmm (x86_64): does not complete even in 512 MB"
