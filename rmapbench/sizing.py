@@ -33,9 +33,9 @@ def no_swap(recs: list[dict]) -> bool:
 
 
 GOALS: dict[str, Goal] = {"completes": completes, "no-swap": no_swap}
-# What a guest of the answer's size does, and what a smaller one does not
-SAYS = {"completes": ("completes", "does not complete"),
-        "no-swap": ("swaps nothing out", "still swaps")}
+# What a guest of the answer's size does (a smaller one failed, or
+# swapped, which the probe lines tell apart)
+SAYS = {"completes": "completes", "no-swap": "runs without swapping"}
 
 
 @dataclass(frozen=True)
@@ -51,14 +51,12 @@ class Answer:
     probes: dict[int, bool]  # size -> held
 
     def text(self) -> str:
-        held, short = SAYS[self.goal]
+        head = f"{self.stack} ({self.arch}): {SAYS[self.goal]}"
         if self.smallest is None:
-            return f"{self.stack} ({self.arch}): {short} even in {self.hi} MB"
+            return f"{head} in no size up to {self.hi} MB"
         if self.below is None:
-            return (f"{self.stack} ({self.arch}): {held} from {self.lo} MB, "
-                    "the smallest size tried")
-        return (f"{self.stack} ({self.arch}): {held} from {self.smallest} "
-                f"MB; {short} in {self.below} MB")
+            return f"{head} from {self.lo} MB, the smallest size tried"
+        return f"{head} from {self.smallest} MB, not in {self.below} MB"
 
 
 def check_range(lo: int, hi: int, step: int) -> None:

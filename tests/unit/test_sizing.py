@@ -71,8 +71,8 @@ def test_answers_read_as_sentences():
         return sizing.Answer("anonmm", "x86_64", goal, 64, 512, 16,
                              smallest, below, {}).text()
     assert answer("no-swap", 304, 288) == \
-        "anonmm (x86_64): swaps nothing out from 304 MB; still swaps in 288 MB"
+        "anonmm (x86_64): runs without swapping from 304 MB, not in 288 MB"
     assert answer("completes", 64, None) == \
         "anonmm (x86_64): completes from 64 MB, the smallest size tried"
     assert answer("completes", None, 512) == \
-        "anonmm (x86_64): does not complete even in 512 MB"
+        "anonmm (x86_64): completes in no size up to 512 MB"
