@@ -2,7 +2,8 @@
 
 The guest init (bench/init.sh) and the workloads write lines behind an
 RMB- prefix; everything else is the kernel's.  Kernel messages may be
-interleaved with ours, so each line is judged on its own.  The console
+interleaved with ours, even in the middle of one of our lines (untangle
+puts them apart first), and are never part of a section.  The console
 is parsed once: every step keeps its results and its output (every
 console line from its RMB-STEP line to the next), so the judges of the
 correctness suite and the record makers read the same parse.
@@ -30,6 +31,9 @@ FAULT_PATTERNS = [
 ]
 EXCERPT_LINES = 40
 CLOCKSOURCE = re.compile(r"clocksource: Switched to clocksource (\S+)")
+# A kernel message: the kernel writes each whole, under the port lock,
+# but may write it into the middle of a line a program is writing.
+KMSG = re.compile(r"\[\s*\d+\.\d{6}\] ")
 # The kernel's timestamp when it starts the guest init.
 RUN_INIT = re.compile(r"^\[\s*(\d+\.\d+)\] Run /init as init process")
 # Clocks too coarse to time anything with (one tick: 4 ms at HZ=250).
@@ -167,6 +171,35 @@ def handle_marker(line: str, console: Console) -> None:
             kv.split("=", 1) for kv in rest.split())})
 
 
+def untangle(lines: list[str]) -> list[str]:
+    """The console's lines with every kernel message on a line of its own,
+    and a program's line that messages cut in two whole again after them:
+    "anon_rmap_walk 204[    1.781443] clocksource: ..." then "8" reads
+    as the message, then "anon_rmap_walk 2048"."""
+    out: list[str] = []
+    cut = ""                      # the head of a program's line, cut
+    for line in lines:
+        match = KMSG.search(line)
+        if match:
+            cut += line[:match.start()]
+            out.append(line[match.start():])
+        else:
+            out.append(cut + line)
+            cut = ""
+    if cut:
+        out.append(cut)
+    return out
+
+
+def kernel_line(console: Console, line: str) -> None:
+    """A kernel message: it goes to the output of its step, never into a
+    section; a clocksource switch is remembered."""
+    keep_line(console, line)
+    switched = CLOCKSOURCE.search(line)
+    if switched:
+        console.clocksource = switched.group(1)
+
+
 def step_start(line: str) -> bool:
     """An RMB-STEP n/m line: the start of a plan step's output."""
     words = line.split(maxsplit=2)
@@ -185,10 +218,13 @@ def keep_line(console: Console, line: str) -> None:
 
 def parse(text: str) -> Console:
     """Parse a whole console log."""
-    lines = text.replace("\r", "").splitlines()
+    lines = untangle(text.replace("\r", "").splitlines())
     console = Console(faults=find_faults(lines))
     section = None
     for line in lines:
+        if KMSG.match(line):
+            kernel_line(console, line)
+            continue
         if section is None and step_start(line):
             try:
                 handle_marker(line, console)
@@ -205,8 +241,6 @@ def parse(text: str) -> Console:
         elif line.startswith("RMB-BEGIN "):
             section = line.split(" ", 1)[1]
             console.sections[section] = []
-        elif CLOCKSOURCE.search(line):
-            console.clocksource = CLOCKSOURCE.search(line).group(1)
         elif line.startswith("RMB-"):
             try:
                 handle_marker(line, console)

@@ -102,8 +102,9 @@ def test_fault_excerpt_keeps_context():
 
 def test_clocksource_is_read_and_a_jiffies_clock_fails_the_boot(tmp_path):
     from rmapbench import guest, qemu
-    text = ("[ 0.4] clocksource: Switched to clocksource refined-jiffies\n"
-            "[ 1.8] clocksource: Switched to clocksource tsc\n" + GOOD)
+    text = ("[    0.400000] clocksource: Switched to clocksource "
+            "refined-jiffies\n"
+            "[    1.800000] clocksource: Switched to clocksource tsc\n" + GOOD)
     con = console.parse(text)
     assert con.clocksource == "tsc"
     boot = qemu.BootResult(tmp_path / "log", 1.0, False, 0, [])
@@ -137,3 +138,33 @@ def test_each_step_keeps_its_output_and_lines_map_to_steps():
     assert con.output(3) == []
     assert con.step_of_line(1) == 0 and con.step_of_line(4) == 1
     assert con.step_of_line(len(con.line_steps)) == 2
+
+
+def test_kernel_messages_stay_out_of_sections_even_mid_line():
+    """The kernel writes a message whole, but into the middle of a line a
+    program is writing (seen on the serial console, CI 2026-12-04)."""
+    text = ("RMB-STEP 1/1 info\n"
+            "RMB-BEGIN meminfo\n"
+            "MemTotal:  500 kB\n"
+            "[    1.721052] input: ImExPS/2 Generic Explorer Mouse as /dev\n"
+            "MemFree:   400 kB\n"
+            "RMB-END meminfo\n"
+            "RMB-BEGIN vmstat\n"
+            "pswpout 1024\n"
+            "anon_rmap_walk 204[    1.781443] clocksource: Switched to "
+            "clocksource tsc\n"
+            "[    1.790000] another message\n"
+            "8\n"
+            "anon_rmap_visit 2048\n"
+            "RMB-END vmstat\n"
+            "RMB-RESULT {\"a\": [    1.000001] k: cut\n"
+            "1}\n"
+            "RMB-STEP-END 1 rc=0 ms=5\n")
+    con = console.parse(text)
+    assert con.meminfo_kb() == {"MemTotal": 500, "MemFree": 400}
+    assert con.section_pairs("vmstat") == {
+        "pswpout": "1024", "anon_rmap_walk": "2048",
+        "anon_rmap_visit": "2048"}
+    assert con.clocksource == "tsc"
+    assert con.steps[-1].results == [{"a": 1}] and not con.bad_lines
+    assert "[    1.790000] another message" in con.steps[-1].lines
