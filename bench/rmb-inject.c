@@ -39,6 +39,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -66,6 +67,7 @@ static struct rmb_param params[] = {
 
 struct tally {
 	long long ops, failed, survived, bad, exhausted;
+	long long killed;	/* execs failed past the point of no return */
 };
 
 static size_t npages;
@@ -263,10 +265,14 @@ static int op_fork(struct tally *t, long long nth, uint64_t seed)
 /*
  * Exit codes of the exec child: the new image (EXEC_PROBE) tells whether
  * the n-th point came (fail-nth survives exec, not fork); the old one,
- * after a failed execv, whether injection failed it.
+ * after a failed execv, whether injection failed it.  A failure after
+ * exec's point of no return (the old mm already gone) cannot return to
+ * the caller: bprm_execve() kills it with SIGSEGV, on either scheme.
+ * A new image that crashed instead would print "segfault at", which
+ * fails the boot.
  */
 enum { EX_MISMATCH = 1, EX_SURVIVED = 10, EX_NOT_REACHED, EX_FAILED,
-       EX_FAILED_ALONE };
+       EX_FAILED_ALONE, EX_KILLED = 256 /* not an exit code */ };
 
 /* The child sets fail-nth itself: the parent's fork must not use it. */
 static int op_exec(struct tally *t, long long nth, uint64_t seed)
@@ -285,11 +291,19 @@ static int op_exec(struct tally *t, long long nth, uint64_t seed)
 		_exit(rmb_verify(p, npages, seed, 0, 0) ? EX_MISMATCH : code);
 	}
 	t->ops++;
-	code = waitpid(pid, &status, 0) == pid && WIFEXITED(status) ?
-	       WEXITSTATUS(status) : -1;
+	if (waitpid(pid, &status, 0) != pid)
+		code = -1;
+	else if (WIFSIGNALED(status) && WTERMSIG(status) == SIGSEGV)
+		code = EX_KILLED;
+	else
+		code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 	check(t, "exec", nth, p, seed);
 	munmap(p, npages * rmb_page);
 	switch (code) {
+	case EX_KILLED:
+		t->failed++;
+		t->killed++;
+		return 1;
 	case EX_SURVIVED:
 		t->survived++;
 		return 1;
@@ -416,6 +430,7 @@ int main(int argc, char **argv)
 	rmb_json_int(&j, "injectable_count", injectable);
 	rmb_json_int(&j, "operations_count", t.ops);
 	rmb_json_int(&j, "failed_calls_count", t.failed);
+	rmb_json_int(&j, "exec_killed_count", t.killed);
 	rmb_json_int(&j, "survived_injections_count", t.survived);
 	rmb_json_int(&j, "exhausted_sweeps_count", t.exhausted);
 	rmb_json_int(&j, "mismatch_pages", t.bad);
