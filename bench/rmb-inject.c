@@ -68,6 +68,7 @@ static struct rmb_param params[] = {
 struct tally {
 	long long ops, failed, survived, bad, exhausted;
 	long long killed;	/* execs failed past the point of no return */
+	long long startup;	/* new images whose C start-up failed */
 };
 
 static size_t npages;
@@ -269,10 +270,14 @@ static int op_fork(struct tally *t, long long nth, uint64_t seed)
  * exec's point of no return (the old mm already gone) cannot return to
  * the caller: bprm_execve() kills it with SIGSEGV, on either scheme.
  * A new image that crashed instead would print "segfault at", which
- * fails the boot.
+ * fails the boot.  fail-nth outlives the exec, so the n-th allocation
+ * may also come in the new image's start-up (the dynamic loader's
+ * mprotect after relocation, seen), which then exits 127: the exec
+ * itself succeeded.
  */
 enum { EX_MISMATCH = 1, EX_SURVIVED = 10, EX_NOT_REACHED, EX_FAILED,
-       EX_FAILED_ALONE, EX_KILLED = 256 /* not an exit code */ };
+       EX_FAILED_ALONE, EX_STARTUP = 127,
+       EX_KILLED = 256 /* not an exit code */ };
 
 /* The child sets fail-nth itself: the parent's fork must not use it. */
 static int op_exec(struct tally *t, long long nth, uint64_t seed)
@@ -304,6 +309,9 @@ static int op_exec(struct tally *t, long long nth, uint64_t seed)
 		t->failed++;
 		t->killed++;
 		return 1;
+	case EX_STARTUP:
+		t->startup++;
+		/* fall through */
 	case EX_SURVIVED:
 		t->survived++;
 		return 1;
@@ -431,6 +439,7 @@ int main(int argc, char **argv)
 	rmb_json_int(&j, "operations_count", t.ops);
 	rmb_json_int(&j, "failed_calls_count", t.failed);
 	rmb_json_int(&j, "exec_killed_count", t.killed);
+	rmb_json_int(&j, "exec_startup_failed_count", t.startup);
 	rmb_json_int(&j, "survived_injections_count", t.survived);
 	rmb_json_int(&j, "exhausted_sweeps_count", t.exhausted);
 	rmb_json_int(&j, "mismatch_pages", t.bad);
