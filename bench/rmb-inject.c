@@ -36,6 +36,7 @@
  */
 #define _GNU_SOURCE
 #include "lib/rmb.h"
+#include "lib/inject-probe.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -51,7 +52,6 @@
 
 #define FAIL_NTH "/proc/thread-self/fail-nth"
 #define DEBUGFS "/sys/kernel/debug"
-#define EXEC_PROBE "--exec-probe"
 
 static struct rmb_param params[] = {
 	{ .key = "mode", .choices = "all|mremap|fork|exec|swapin",
@@ -68,7 +68,6 @@ static struct rmb_param params[] = {
 struct tally {
 	long long ops, failed, survived, bad, exhausted;
 	long long killed;	/* execs failed past the point of no return */
-	long long startup;	/* new images whose C start-up failed */
 };
 
 static size_t npages;
@@ -264,20 +263,37 @@ static int op_fork(struct tally *t, long long nth, uint64_t seed)
 }
 
 /*
- * Exit codes of the exec child: the new image (EXEC_PROBE) tells whether
- * the n-th point came (fail-nth survives exec, not fork); the old one,
- * after a failed execv, whether injection failed it.  A failure after
- * exec's point of no return (the old mm already gone) cannot return to
- * the caller: bprm_execve() kills it with SIGSEGV, on either scheme.
- * A new image that crashed instead would print "segfault at", which
- * fails the boot.  fail-nth outlives the exec, so the n-th allocation
- * may also come in the new image's start-up (the dynamic loader's
- * mprotect after relocation, seen), which then exits 127: the exec
- * itself succeeded.
+ * Exit codes of the exec child: the new image (inject-probe, beside this
+ * program) tells whether the n-th point came (fail-nth survives exec,
+ * not fork); the old one, after a failed execv, whether injection failed
+ * it.  A failure after exec's point of no return (the old mm already
+ * gone) cannot return to the caller: bprm_execve() kills it with
+ * SIGSEGV, on either scheme.  A new image that crashed instead would
+ * print "segfault at", which fails the boot.
  */
-enum { EX_MISMATCH = 1, EX_SURVIVED = 10, EX_NOT_REACHED, EX_FAILED,
-       EX_FAILED_ALONE, EX_STARTUP = 127,
+enum { EX_MISMATCH = 1, EX_SURVIVED = PROBE_CAME,
+       EX_NOT_REACHED = PROBE_NOT_REACHED, EX_FAILED, EX_FAILED_ALONE,
        EX_KILLED = 256 /* not an exit code */ };
+
+static char probe_path[4096];
+
+/* inject-probe, in the directory of this program. */
+static void find_probe(void)
+{
+	ssize_t n = readlink("/proc/self/exe", probe_path,
+			     sizeof(probe_path) - sizeof(INJECT_PROBE) - 1);
+	char *slash;
+
+	if (n <= 0)
+		rmb_die(RMB_EXIT_FAIL, "readlink /proc/self/exe: %s",
+			strerror(errno));
+	probe_path[n] = 0;
+	slash = strrchr(probe_path, '/');
+	strcpy(slash ? slash + 1 : probe_path, INJECT_PROBE);
+	if (access(probe_path, X_OK) != 0)
+		rmb_die(RMB_EXIT_FAIL, "%s: %s (make -C bench builds it)",
+			probe_path, strerror(errno));
+}
 
 /* The child sets fail-nth itself: the parent's fork must not use it. */
 static int op_exec(struct tally *t, long long nth, uint64_t seed)
@@ -288,10 +304,10 @@ static int op_exec(struct tally *t, long long nth, uint64_t seed)
 
 	pid = rmb_fork();
 	if (pid == 0) {
-		char *argv[] = { "rmb-inject", EXEC_PROBE, NULL };
+		char *argv[] = { INJECT_PROBE, NULL };
 
 		fail_nth(nth);
-		execv("/proc/self/exe", argv);
+		execv(probe_path, argv);
 		code = injected() ? EX_FAILED : EX_FAILED_ALONE;
 		_exit(rmb_verify(p, npages, seed, 0, 0) ? EX_MISMATCH : code);
 	}
@@ -309,9 +325,6 @@ static int op_exec(struct tally *t, long long nth, uint64_t seed)
 		t->failed++;
 		t->killed++;
 		return 1;
-	case EX_STARTUP:
-		t->startup++;
-		/* fall through */
 	case EX_SURVIVED:
 		t->survived++;
 		return 1;
@@ -412,10 +425,9 @@ int main(int argc, char **argv)
 	int injectable;
 	uint64_t seed;
 
-	if (argc == 2 && !strcmp(argv[1], EXEC_PROBE))
-		return injected() ? EX_SURVIVED : EX_NOT_REACHED;
 	rmb_init("inject");
 	rmb_parse_args(params, argc, argv);
+	find_probe();
 	npages = (size_t)rmb_arg("pages");
 	seed = (uint64_t)rmb_arg("seed");
 	injectable = injection_setup();
@@ -439,7 +451,6 @@ int main(int argc, char **argv)
 	rmb_json_int(&j, "operations_count", t.ops);
 	rmb_json_int(&j, "failed_calls_count", t.failed);
 	rmb_json_int(&j, "exec_killed_count", t.killed);
-	rmb_json_int(&j, "exec_startup_failed_count", t.startup);
 	rmb_json_int(&j, "survived_injections_count", t.survived);
 	rmb_json_int(&j, "exhausted_sweeps_count", t.exhausted);
 	rmb_json_int(&j, "mismatch_pages", t.bad);

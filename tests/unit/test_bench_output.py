@@ -22,6 +22,8 @@ BENCH = ROOT / "bench"
 OUT = BENCH / "out" / "x86_64"
 # every bench/rmb-*.c is a program (bench/Makefile)
 PROGRAMS = tuple(sorted(p.stem for p in BENCH.glob("rmb-*.c")))
+# and the helpers the programs exec, which take no parameters
+HELPERS = ("inject-probe",)
 LIB = sorted((BENCH / "lib").glob("*.c"))     # the helper library
 UNITS = ("_ns", "_bytes", "_kb", "_pages", "_per_s", "_count")
 # fields that are names or indices, not measurements
@@ -87,10 +89,11 @@ def built():
     assert res.returncode == 0, res.stdout + res.stderr
     for prog in PROGRAMS:
         assert os.access(OUT / prog, os.X_OK), prog
-    # the image packs every executable of out/<arch>: programs only
+    # the image packs every executable of out/<arch>: programs and the
+    # helpers they exec only
     execs = {p.name for p in OUT.iterdir()
              if p.is_file() and os.access(p, os.X_OK)}
-    assert execs == set(PROGRAMS)
+    assert execs == set(PROGRAMS) | set(HELPERS)
     return OUT
 
 
