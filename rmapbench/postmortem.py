@@ -87,9 +87,9 @@ def ring_words(qmp: QMP, status: str) -> list[str]:
 
 def questions(qmp: QMP) -> list[str]:
     """Every answer, as lines."""
-    registers = [line for line in qmp.hmp("info registers").splitlines()
+    registers = [line for line in qmp.hmp("info registers -a").splitlines()
                  if not line.startswith(VECTOR_REGISTERS)]
-    lines = ["info registers:", *registers]
+    lines = ["info registers -a:", *registers]
     listing = qmp.hmp("info virtio")
     lines += ["info virtio:", *listing.splitlines()]
     for path in virtqueue_paths(listing):

@@ -19,7 +19,7 @@ STATUS = f"""{PATH}:
     used:         0x000000000348d240
 """
 ANSWERS = {
-    "info registers": "CPU#0\nRIP=ffffffff81023abe HLT=1\nYMM00=0 0 0 0\n",
+    "info registers -a": "CPU#0\nRIP=ffffffff81023abe HLT=1\nYMM00=0 0 0 0\n",
     "info virtio": f"{PATH} [virtio-blk]\n",
     f"info virtio-queue-status {PATH} 0": STATUS,
     f"info virtio-queue-status {PATH} 1": "Error: Invalid virtqueue number 1",
