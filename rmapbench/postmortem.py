@@ -21,6 +21,9 @@ from pathlib import Path
 MARKER = "RMB-HOST-POSTMORTEM"
 PREFIX = "qemu| "
 TIMEOUT_S = 3.0
+# sun_path holds 108 bytes: a deeper cache directory gets no socket, and
+# its timed-out boots no post-mortem (record() says QEMU did not answer)
+MAX_SOCKET_PATH = 108
 VECTOR_REGISTERS = ("FPR", "XMM", "YMM", "ZMM")   # nothing to say here
 
 

@@ -136,7 +136,8 @@ def boot(spec: BootSpec, log: Path) -> BootResult:
                                      dir=paths.cache_dir()) as tmp:
         qmp = Path(tmp) / "qmp.sock"
         cmd = command(spec, make_swap(Path(tmp), spec.swap_mb))
-        cmd += ["-qmp", f"unix:{qmp},server=on,wait=off"]
+        if len(bytes(qmp)) < postmortem.MAX_SOCKET_PATH:
+            cmd += ["-qmp", f"unix:{qmp},server=on,wait=off"]
         start = time.monotonic()
         with open(log, "wb") as out:
             proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL,
