@@ -11,6 +11,7 @@ report), and the answers go to sizing.json there.
 
 import json
 from collections.abc import Callable
+from pathlib import Path
 from dataclasses import asdict, dataclass, replace
 
 from . import experiments, qemu, runner, stats, store
@@ -116,6 +117,23 @@ def check_single(exp: experiments.Experiment) -> None:
     if many:
         raise UserError(f"size searches memory for one configuration: "
                         f"give one value of {', '.join(many)}")
+
+
+def load(rdir: Path) -> list[Answer]:
+    """The answers saved in rdir: none where no search ran."""
+    path = rdir / "sizing.json"
+    if not path.exists():
+        return []
+    return [Answer(**{**a, "probes": {int(k): v for k, v in
+                                      a["probes"].items()}})
+            for a in json.loads(path.read_text())]
+
+
+def lines(rdir: Path) -> list[str]:
+    """The report's sentence for each answer saved in rdir."""
+    return [f"{a.text()} (harness.py size, goal {a.goal}: bisected "
+            f"between {a.lo} and {a.hi} MB to {a.step} MB)"
+            for a in load(rdir)]
 
 
 def save(run_id: str, answers: list[Answer]) -> None:

@@ -16,7 +16,7 @@ tables.py formats the cells.
 import os
 from pathlib import Path
 
-from .. import repetitions, stats, store, workloads
+from .. import repetitions, sizing, stats, store, workloads
 from . import compare, decision, experiments, facts, failures, measured
 
 TEXT = "summary.txt"
@@ -44,7 +44,8 @@ def write_text(run_dir: Path, records: list[dict], metadata: dict,
             records, checked=repetitions.checked(metadata))
     text = decision.text_summary(
         f"rmapbench: {facts.run_id(run_dir, records, metadata)}", records,
-        analysis, [r for r in records if stats.is_failed(r)])
+        analysis, [r for r in records if stats.is_failed(r)],
+        sizing.lines(run_dir))
     store.write_atomic(run_dir / TEXT, text)
     return text
 
@@ -60,7 +61,7 @@ def render(run_dir: Path, records: list[dict], metadata: dict,
     parts = [f"# rmapbench report: "
              f"{facts.run_id(run_dir, records, metadata)}", ""]
     parts += facts.warnings(records, accel, metadata)
-    parts += decision.decision(records, analysis)
+    parts += decision.decision(records, analysis, sizing.lines(run_dir))
     parts += facts.environment(metadata, records)
     parts += measured.run_time(metadata)
     parts += facts.config_diff(metadata)

@@ -196,9 +196,10 @@ def by_regime(rows: list[Headline]) -> list[tuple[str, list[Headline]]]:
             for key, title in workloads.REGIMES]
 
 
-def decision(records: list[dict], analysis: list[stats.ConfigStats]
-             ) -> list[str]:
-    """The report's decision section (Markdown)."""
+def decision(records: list[dict], analysis: list[stats.ConfigStats],
+             searched: list[str] = ()) -> list[str]:
+    """The report's decision section (Markdown); searched: the answers
+    of memory-size searches in the run (sizing.lines)."""
     rows = headlines(analysis)
     out = ["## Decision", "",
            "Per regime, the headline metric of each of its modes at the "
@@ -214,7 +215,7 @@ def decision(records: list[dict], analysis: list[stats.ConfigStats]
         out += ["### Crossover points", ""]
         out += [f"- {p.what} ({p.arch}): {p.text}." for p in points]
         out.append("")
-    sizing = sizing_lines(records)
+    sizing = sizing_lines(records) + list(searched)
     if sizing:
         out += ["### Memory size", ""] + [f"- {s}" for s in sizing] + [""]
     return out
@@ -236,8 +237,8 @@ def plain(text: str) -> str:
 
 
 def text_summary(title: str, records: list[dict],
-                 analysis: list[stats.ConfigStats], failed: list[dict]
-                 ) -> str:
+                 analysis: list[stats.ConfigStats], failed: list[dict],
+                 searched: list[str] = ()) -> str:
     """The decision and the summary table with no Markdown: a plain-text
     post in the manner of mmtests' compare output."""
     rows = headlines(analysis)
@@ -249,7 +250,8 @@ def text_summary(title: str, records: list[dict],
         out += text_table(HEADER, headline_rows(rows)) + [""]
     points = crossover_points(analysis)
     out += [f"{p.what} ({p.arch}): {p.text}" for p in points]
-    out += [""] + [plain(s) for s in sizing_lines(records)] + [""]
+    out += [""] + [plain(s) for s in sizing_lines(records) + list(searched)]
+    out += [""]
     summary = compare.summary_rows(analysis,
                                    compare.failed_counts(failed))
     if summary:

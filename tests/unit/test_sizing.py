@@ -76,3 +76,21 @@ def test_answers_read_as_sentences():
         "anonmm (x86_64): completes from 64 MB, the smallest size tried"
     assert answer("completes", None, 512) == \
         "anonmm (x86_64): completes in no size up to 512 MB"
+
+
+def test_saved_answers_reach_the_decision_section(tmp_path):
+    import json
+    from dataclasses import asdict
+    from rmapbench.report import decision
+    answer = sizing.Answer("anonmm", "i386", "no-swap", 64, 512, 16, 304,
+                           288, {288: False, 304: True})
+    (tmp_path / "sizing.json").write_text(json.dumps([asdict(answer)]))
+    assert sizing.load(tmp_path) == [answer]
+    said = sizing.lines(tmp_path)
+    assert said == ["anonmm (i386): runs without swapping from 304 MB, not "
+                    "in 288 MB (harness.py size, goal no-swap: bisected "
+                    "between 64 and 512 MB to 16 MB)"]
+    section = decision.decision([], [], said)
+    assert "### Memory size" in section and f"- {said[0]}" in section
+    assert said[0] in decision.text_summary("t", [], [], [], said)
+    assert sizing.lines(tmp_path / "none") == []
