@@ -6,7 +6,7 @@ import shutil
 
 import pytest
 
-from rmapbench import guest, kbuild, paths, registry, smoke
+from rmapbench import guest, kbuild, paths, postmortem, registry, smoke
 from rmapbench.errors import UserError
 
 KERNELS = [(s, a) for s in registry.stack_names()
@@ -76,6 +76,9 @@ def test_a_hung_guest_times_out(tmp_path):
     run = boot_x86_64(tmp_path, "sh sleep 600\n", timeout_s=15.0)
     assert run.boot.timed_out
     assert run.failure.startswith("timed out")
+    # QEMU was asked, before the kill, what the guest was doing
+    log = run.boot.log.read_text(errors="replace")
+    assert postmortem.MARKER in log and "HLT=" in log
 
 
 def test_a_broken_patch_stops_the_build(tmp_path):
