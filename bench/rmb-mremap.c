@@ -110,8 +110,7 @@ static void layout_make(struct layout *l, size_t len, int aligned)
 /* Move m (from 0): A->B when m is even, B->A when odd; dies on failure. */
 static void move_once(const struct layout *l, long m)
 {
-	char *src = m % 2 ? l->b : l->a;
-	char *dst = m % 2 ? l->a : l->b;
+	char *src = after_moves(l, m), *dst = after_moves(l, m + 1);
 	void *p = mremap(src, l->len, l->len, MREMAP_MAYMOVE | MREMAP_FIXED,
 			 dst);
 
