@@ -11,8 +11,8 @@ report), and the answers go to sizing.json there.
 
 import json
 from collections.abc import Callable
-from pathlib import Path
 from dataclasses import asdict, dataclass, replace
+from pathlib import Path
 
 from . import experiments, qemu, runner, stats, store
 from .errors import UserError
