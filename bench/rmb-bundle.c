@@ -19,8 +19,8 @@
  * data, and the data stay locked too until every process is up; then
  * they are unlocked and their young bits cleared (/proc/self/clear_refs):
  * the family is idle, and the data are all reclaim may take from it.  Then a
- * balloon child of the supervisor mlocks MemAvailable + push_pct % of
- * the data, so reclaim must swap out about that much of them.  The
+ * balloon child of the supervisor mlocks MemAvailable, then more until
+ * push_pct % of the data's pages have been swapped out.  The
  * counters over that phase are divided by the data pages it reclaimed
  * (swap entries in their owners' ptes afterwards).  The balloon goes,
  * and every process verifies its data (its owner counts the swap
@@ -61,8 +61,8 @@ static struct rmb_param params[] = {
 	  .help = "the family's data in MB (shared: once; else split among "
 		  "the workers, at least a page each)" },
 	{ .key = "push_pct", .def = 50, .min = 1, .max = 90,
-	  .help = "the balloon locks MemAvailable plus this part of the data: "
-		  "about what reclaim must swap out" },
+	  .help = "the balloon locks MemAvailable, then more until this part "
+		  "of the data's pages has been swapped out" },
 	{ .key = "contend", .def = 0, .min = 0, .max = 1,
 	  .help = "1: each data owner runs a sibling thread that maps and "
 		  "unmaps a page in a loop (mmap_lock taken for write) while "
@@ -75,6 +75,7 @@ static struct rmb_param params[] = {
 enum pattern { PRIVATE, PAIR, SHARED };
 
 #define BALLOON_CHUNK (4u << 20)
+#define PUSH_CHUNK (1u << 20)
 #define SWAPFREE_FLOOR_KB 32768
 
 struct plan {
@@ -387,9 +388,14 @@ static void master(struct rmb_family *f, const struct plan *p)
 /*
  * A child of the supervisor (the OOM killer's first choice): it locks
  * floor_kb of new memory, which needs no reclaim (MemAvailable less a
- * margin), reports, waits for the word, locks on up to kb, which makes
- * reclaim take about push_pct % of the data, reports, and waits to be
- * killed.  So the timed part is the part that reclaims.
+ * margin), reports, waits for the word, then locks on a megabyte at a
+ * time until want pages have been swapped out since the word (or kb are
+ * locked, or swap runs low), reports, and waits to be killed.  So the
+ * timed part is the part that reclaims, and it ends when reclaim has
+ * taken about push_pct % of the data: locking a fixed amount more than
+ * MemAvailable swapped out anything from a quarter to all of the data
+ * (reclaim overshoots by as much again as it was asked for, and before
+ * the initramfs was on ramfs it took the image's 11 MB of shmem first).
  */
 struct balloon_msg {
 	long long kb, sys_ns;	/* locked so far (< 0: -errno), its stime */
@@ -397,15 +403,20 @@ struct balloon_msg {
 
 #define BALLOON_MARGIN_KB 8192
 
-static void balloon_grow(struct balloon_msg *m, long long kb)
+/* Lock chunk-sized mappings up to kb in all, or until pswpout reaches
+ * stop (< 0: no such stop). */
+static void balloon_grow(struct balloon_msg *m, long long kb, size_t chunk,
+			 long long stop)
 {
 	struct rusage ru;
 
 	while (m->kb >= 0 && m->kb < kb) {
-		if (!rmb_map_anon(NULL, BALLOON_CHUNK))
+		if (!rmb_map_anon(NULL, chunk))
 			break;
-		m->kb += BALLOON_CHUNK >> 10;
+		m->kb += chunk >> 10;
 		if (rmb_meminfo_kb("SwapFree") < SWAPFREE_FLOOR_KB)
+			break;
+		if (stop >= 0 && rmb_vmstat("pswpout") >= stop)
 			break;
 	}
 	getrusage(RUSAGE_SELF, &ru);
@@ -413,7 +424,8 @@ static void balloon_grow(struct balloon_msg *m, long long kb)
 		ru.ru_stime.tv_usec * 1000LL;
 }
 
-static void balloon(int out, int in, long long floor_kb, long long kb)
+static void balloon(int out, int in, long long floor_kb, long long kb,
+		    long long want)
 {
 	struct balloon_msg m = { 0, 0 };
 	int afd = open("/proc/self/oom_score_adj", O_WRONLY | O_CLOEXEC);
@@ -425,11 +437,11 @@ static void balloon(int out, int in, long long floor_kb, long long kb)
 	}
 	if (mlockall(MCL_CURRENT | MCL_FUTURE) != 0)
 		m.kb = -errno;
-	balloon_grow(&m, floor_kb);
+	balloon_grow(&m, floor_kb, BALLOON_CHUNK, -1);
 	rmb_write_all(out, &m, sizeof(m));
 	while (read(in, &word, 1) < 0 && errno == EINTR)
 		;
-	balloon_grow(&m, kb);
+	balloon_grow(&m, kb, PUSH_CHUNK, rmb_vmstat("pswpout") + want);
 	rmb_write_all(out, &m, sizeof(m));
 	for (;;)
 		pause();
@@ -475,6 +487,12 @@ static void reclaim_settled(struct result *r)
 	r->kswapd1 = rmb_kswapd_cpu_ns();
 }
 
+/* The data pages the pressure is to swap out. */
+static long long want_pages(const struct plan *p)
+{
+	return p->data_pages * p->push_pct / 100;
+}
+
 static void pressure(struct rmb_family *f, const struct plan *p,
 		     struct result *r)
 {
@@ -492,7 +510,8 @@ static void pressure(struct rmb_family *f, const struct plan *p,
 		rmb_family_detach(f);
 		close(up[0]);
 		close(down[1]);
-		balloon(up[1], down[0], avail - BALLOON_MARGIN_KB, avail + push);
+		balloon(up[1], down[0], avail - BALLOON_MARGIN_KB,
+			avail + 2 * push, want_pages(p));
 	}
 	if (pid < 0)
 		rmb_die(RMB_EXIT_FAIL, "fork of the balloon: %s",
@@ -693,7 +712,7 @@ static void report(const struct plan *p, const struct result *r)
  * push out, at least. */
 static int pressure_failed(const struct plan *p, const struct result *r)
 {
-	long long want = p->data_pages * p->push_pct / 100;
+	long long want = want_pages(p);
 
 	if (!r->pressure)
 		return 0;
