@@ -24,6 +24,11 @@ PATTERNS = ("private", "pair", "shared")
 COMPARE_W = [8, 64]
 COMPARE_MB = 16
 COMPARE_MEM = {"x86_64": [128]}
+# 'compare --full': the prefork widths of issue 13 (a page mapped by
+# 1,022 mms or more looks DMA-pinned to reclaim, so shared stops below)
+FULL_W = {"private": [8, 64, 256, 1024], "pair": [8, 64, 256, 1024],
+          "shared": [8, 64, 256, 1000]}
+FULL_MEM = {"x86_64": [512]}
 
 
 def bundle_metrics() -> tuple:
@@ -52,6 +57,7 @@ def experiment(pattern: str) -> Experiment:
         f"bundle-{pattern}", "bundle", pattern, ("x86_64",),
         sweep={"W": COMPARE_W}, fixed={"mb": COMPARE_MB},
         mem_mb=COMPARE_MEM, timeout_s=600.0,
+        full={"sweep": {"W": FULL_W[pattern]}, "mem_mb": FULL_MEM},
         text=f"a master and W workers under reclaim, data {pattern} "
              f"({TEXT[pattern]})")
 

@@ -2,7 +2,7 @@
 
 import pytest
 
-from rmapbench import experiments, registry
+from rmapbench import experiments, programs, registry, workloads
 from rmapbench.errors import UserError
 
 
@@ -88,3 +88,22 @@ def test_every_declared_experiment_can_boot_on_its_clocks():
     from rmapbench import workloads
     for e in workloads.experiments():
         experiments.check_vcpus(e.vcpus, e.clocks)
+
+
+def test_full_comparison_widens_the_sweeps_it_names():
+    """'compare --full' runs issue 13's sizes: bundles to W = 1,024,
+    fork chains of 10,000 generations; every full override names only
+    Experiment fields and every value it sets is within the program's
+    parameter ranges (checked as the run would)."""
+    exps = {e.name: e for e in workloads.experiments()}
+    full = {n: experiments.full(e) for n, e in exps.items()}
+    assert full["bundle-pair"].sweep["W"][-1] == 1024
+    assert full["fork-chain"].fixed["D"] == 10000
+    assert exps["fork-chain"].fixed["D"] == 1000
+    widened = [n for n in exps if full[n] != exps[n]]
+    assert widened
+    for n in widened:
+        e = full[n]
+        values = {**e.sweep, **{k: [v] for k, v in e.fixed.items()}}
+        programs.check(workloads.workload(e.workload).program, e.workload,
+                       e.mode, values)
