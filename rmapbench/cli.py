@@ -130,16 +130,21 @@ def cmd_compare(args: argparse.Namespace) -> int:
     if args.build:
         with watch.phase("builds"):
             kbuild.build_all(stacks_arg(args.stack), arches_arg(args.arch))
-    names = args.experiments.split(",") if args.experiments else [
-        e.name for e in workloads.experiments()]
-    exps = experiments.by_name(names)
+    from . import sizing
+    exps, searches = experiments.chosen(
+        args.experiments.split(",") if args.experiments else None)
     if args.full:
         exps = [experiments.full(e) for e in exps]
+    stacks, arches = stacks_arg(args.stack), arches_arg(args.arch)
     with watch.phase("boots"):
         rdir = runner.run_experiments(
-            exps, stacks_arg(args.stack), arches_arg(args.arch), args.reps,
-            args.run_id, "compare-full" if args.full else "compare",
-            args.accel, args.jobs)
+            exps, stacks, arches, args.reps, args.run_id,
+            "compare-full" if args.full else "compare", args.accel,
+            args.jobs)
+    if searches:
+        with watch.phase("sizing"):
+            sizing.run_searches(searches, stacks, arches, rdir.name,
+                                guest.choose_accel(args.accel))
     return finish(rdir, args.no_report, watch)
 
 
@@ -283,7 +288,8 @@ def add_run_commands(sub: Sub) -> None:
     p = sub.add_parser("compare", help="the default comparison: every "
                        "experiment, both stacks, both arches, report")
     p.add_argument("--experiments", help="comma-separated subset of: " +
-                   ", ".join(e.name for e in workloads.experiments()))
+                   ", ".join([e.name for e in workloads.experiments()] +
+                             [s.name for s in workloads.searches()]))
     p.add_argument("--full", action="store_true",
                    help="the experiments' full sweeps (longer)")
     p.add_argument("--build", action="store_true",

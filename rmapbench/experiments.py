@@ -18,7 +18,7 @@ from . import programs, registry, workloads
 from .errors import UserError
 from .record import Config
 from .registry import HOST
-from .workloads import Experiment
+from .workloads import Experiment, SizeSearch
 
 
 SWAP_MB = 1024
@@ -78,9 +78,26 @@ def by_name(names: list[str]) -> list[Experiment]:
     known = {e.name: e for e in workloads.experiments()}
     missing = [n for n in names if n not in known]
     if missing:
+        searches = [s.name for s in workloads.searches()]
         raise UserError(f"unknown experiment(s) {', '.join(missing)}: "
-                        f"choose from {', '.join(known)}")
+                        f"choose from {', '.join([*known, *searches])}")
     return [known[n] for n in names]
+
+
+def chosen(names: list[str] | None
+           ) -> tuple[list[Experiment], list[SizeSearch]]:
+    """The comparison's experiments and memory-size searches of those
+    names (None: all of them)."""
+    found = workloads.searches()
+    if names is None:
+        return list(workloads.experiments()), list(found)
+    searches = {s.name: s for s in found}
+    exps = [n for n in names if n not in searches]
+    if not exps:
+        raise UserError(f"--experiments {','.join(names)} names only size "
+                        "searches: add an experiment, or run 'harness.py "
+                        "size' for one configuration")
+    return by_name(exps), [searches[n] for n in names if n in searches]
 
 
 def points(exp: Experiment) -> list[tuple[tuple[str, object], ...]]:

@@ -6,7 +6,10 @@ A bisection over guest memory for each stack apart, one boot a probe,
 assuming what is searched for holds from some size on (more memory never
 makes a run fail or swap).  Every probe is a boot of the run directory
 results/<run-id>/ like any other (resumable; its records feed the
-report), and the answers go to sizing.json there.
+report), and the answers go to sizing.json there.  The comparison runs
+the searches its workloads declare (SizeSearch) in run directories of
+their own, results/<comparison>-<search>/, and keeps the answers in its
+own sizing.json.
 """
 
 import json
@@ -41,6 +44,7 @@ SAYS = {"completes": "completes", "no-swap": "runs without swapping"}
 
 @dataclass(frozen=True)
 class Answer:
+    what: str               # the configuration searched, for the report
     stack: str
     arch: str
     goal: str
@@ -88,8 +92,21 @@ def bisect(held: Callable[[int], bool], lo: int, hi: int, step: int
     return good, bad
 
 
+def what(exp: experiments.Experiment) -> str:
+    """'mremap shared K=16 R_mb=16': the one configuration of exp."""
+    (point,) = experiments.points(exp)
+    return " ".join([exp.workload, exp.mode] +
+                    [f"{k}={v}" for k, v in point])
+
+
+def most_probes(lo: int, hi: int, step: int) -> int:
+    """hi, lo, then halving the steps between them."""
+    return 1 + (hi > lo) + max(0, ((hi - lo) // step - 1).bit_length())
+
+
 def search(exp: experiments.Experiment, stack: str, arch: str, goal: str,
-           lo: int, hi: int, step: int, run_id: str, accel: str) -> Answer:
+           lo: int, hi: int, step: int, run_id: str, accel: str,
+           text: str = "") -> Answer:
     """Bisect guest memory for one stack on one arch."""
     probes: dict[int, bool] = {}
 
@@ -102,13 +119,14 @@ def search(exp: experiments.Experiment, stack: str, arch: str, goal: str,
                 if r.get("stack") == stack
                 and Config.of(r) == point.config]
         probes[mem] = GOALS[goal](recs)
-        print(f"size {stack} {arch} {mem} MB: "
+        print(f"size {stack} {arch}, probe {len(probes)} of at most "
+              f"{most_probes(lo, hi, step)}: {mem} MB: "
               f"{goal} {'yes' if probes[mem] else 'no'}", flush=True)
         return probes[mem]
 
     smallest, below = bisect(held, lo, hi, step)
-    return Answer(stack, arch, goal, lo, hi, step, smallest, below,
-                  dict(sorted(probes.items())))
+    return Answer(text or what(exp), stack, arch, goal, lo, hi, step,
+                  smallest, below, dict(sorted(probes.items())))
 
 
 def check_single(exp: experiments.Experiment) -> None:
@@ -124,24 +142,45 @@ def load(rdir: Path) -> list[Answer]:
     path = rdir / "sizing.json"
     if not path.exists():
         return []
-    return [Answer(**{**a, "probes": {int(k): v for k, v in
-                                      a["probes"].items()}})
+    return [Answer(**{"what": "", **a, "probes": {
+        int(k): v for k, v in a["probes"].items()}})
             for a in json.loads(path.read_text())]
 
 
 def lines(rdir: Path) -> list[str]:
     """The report's sentence for each answer saved in rdir."""
-    return [f"{a.text()} (harness.py size, goal {a.goal}: bisected "
-            f"between {a.lo} and {a.hi} MB to {a.step} MB)"
-            for a in load(rdir)]
+    return [f"{a.what + ': ' if a.what else ''}{a.text()} (goal "
+            f"{a.goal}: bisected between {a.lo} and {a.hi} MB to "
+            f"{a.step} MB)" for a in load(rdir)]
+
+
+def answer_key(a: dict) -> tuple:
+    """What a newer answer replaces: the same search, stack, arch, goal."""
+    return a.get("what", ""), a["stack"], a["arch"], a["goal"]
 
 
 def save(run_id: str, answers: list[Answer]) -> None:
     """Add answers to results/<run-id>/sizing.json (newer replace
-    older ones of the same stack, arch and goal)."""
+    older ones of the same configuration, stack, arch and goal)."""
     rdir = store.run_dir(run_id)
     path = rdir / "sizing.json"
     old = json.loads(path.read_text()) if path.exists() else []
-    keep = [a for a in old if (a["stack"], a["arch"], a["goal"]) not in
-            {(n.stack, n.arch, n.goal) for n in answers}]
+    new = {answer_key(asdict(n)) for n in answers}
+    keep = [a for a in old if answer_key(a) not in new]
     store.write_json(path, keep + [asdict(a) for a in answers])
+
+
+def run_searches(searches: list, stacks: list[str], arches: list[str],
+                 run_id: str, accel: str) -> list[Answer]:
+    """The comparison's searches (workloads.SizeSearch) on the arches
+    asked for, each in results/<run_id>-<search>/, the answers saved in
+    results/<run_id>/sizing.json."""
+    answers = []
+    for s in searches:
+        for arch in [a for a in s.experiment.arches if a in arches]:
+            for stack in stacks:
+                answers.append(search(s.experiment, stack, arch, s.goal,
+                                      s.lo, s.hi, s.step,
+                                      f"{run_id}-{s.name}", accel, s.text))
+    save(run_id, answers)
+    return answers

@@ -10,7 +10,7 @@ import pkgutil
 from ..errors import UserError
 from ..registry import HOST
 from .base import (REGIMES, Crossover, Experiment, Figure, Metric, Mode,
-                   Workload)
+                   SizeSearch, Workload)
 
 
 def discover() -> dict[str, Workload]:
@@ -43,8 +43,9 @@ def __getattr__(name: str) -> dict[str, Workload]:
 
 
 __all__ = ["REGIMES", "Crossover", "Experiment", "Figure", "Metric", "Mode",
-           "Workload",
-           "WORKLOADS", "workload", "experiments", "figures", "mode"]
+           "SizeSearch", "Workload",
+           "WORKLOADS", "workload", "experiments", "searches", "figures",
+           "mode"]
 
 
 def workload(name: str) -> Workload:
@@ -63,6 +64,11 @@ def mode(workload_name: str, mode_name: str) -> Mode | None:
 def experiments() -> tuple[Experiment, ...]:
     """The default comparison, in order."""
     return tuple(e for w in _registry().values() for e in w.experiments)
+
+
+def searches() -> tuple[SizeSearch, ...]:
+    """The comparison's memory-size searches, in order."""
+    return tuple(s for w in _registry().values() for s in w.searches)
 
 
 def figures() -> tuple[Figure, ...]:

@@ -118,6 +118,25 @@ class Experiment:
     full: dict = field(default_factory=dict)    # sweep=, mem_mb= overrides
 
 
+@dataclass(frozen=True)
+class SizeSearch:
+    """A memory-size search the comparison runs (sizing.py): per stack
+    and arch, the smallest guest, to within step MB between lo and hi, in
+    which the one configuration of experiment (its sweep one value per
+    parameter; its mem_mb unused) reaches goal ('completes' or
+    'no-swap').  text says what it runs, for the report."""
+    experiment: Experiment
+    goal: str
+    lo: int
+    hi: int
+    step: int
+    text: str
+
+    @property
+    def name(self) -> str:
+        return self.experiment.name
+
+
 Records = list[dict]
 Draw = Callable[[Records, Path], list[Path]]
 
@@ -162,6 +181,9 @@ class Workload:
     # the decision section's memory-size advice: a line per stack, []
     # when its records hold none
     sizing: Section | None = None
+    # memory-size searches of the comparison (its decision's "Memory
+    # size" list)
+    searches: tuple[SizeSearch, ...] = ()
     # its place among the workloads (runs, verdicts, summary rows)
     order: int = 100
 

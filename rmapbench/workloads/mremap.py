@@ -8,7 +8,8 @@ from pathlib import Path
 from .. import figures as fg
 from .. import registry
 from ..registry import HOST, ICOUNT
-from .base import Experiment, Figure, Metric, Mode, Workload, metric
+from .base import (Experiment, Figure, Metric, Mode, SizeSearch, Workload,
+                   metric)
 
 ALL = registry.arch_names()
 
@@ -94,6 +95,15 @@ WORKLOAD = Workload(
                    mem_mb={"i386": [256], "x86_64": [256]},
                    clocks=(ICOUNT,),
                    text="moving an anon region partly swapped out")),
+    # issue 13's sizing case: anonmm copies every page another mm maps
+    # when it moves it (measured 2026-12-04: no swap from 96 MB on
+    # anon_vma, 320 MB on anonmm, x86_64; 14 boots a stack and arch)
+    searches=(SizeSearch(
+        Experiment("size-mremap-moves", "mremap", "shared", ALL,
+                   fixed={"K": 16, "R_mb": 16, "child_moves": 1}),
+        "no-swap", 64, 512, 16,
+        "16 children share a 16 MB region, each moves its own mapping "
+        "once"),),
     figures=(Figure("mremap", ("mremap", "mremap-unshared", "mremap-shared",
                                "mremap-swapped"), plot_mremap),),
     old_texts={"mremap": "moving an anon region: unshared, shared with K "

@@ -23,8 +23,22 @@ def test_bisect_finds_the_smallest_size_to_a_step(threshold, want):
         probed.append(mem)
         return mem >= threshold
     assert sizing.bisect(held, 128, 512, 16) == want
-    assert len(probed) <= 2 + 5          # log2(384 / 16) < 5
+    assert len(probed) <= sizing.most_probes(128, 512, 16) == 2 + 5
     assert all((m - 128) % 16 == 0 for m in probed)
+
+
+@pytest.mark.parametrize("lo,hi,step", [
+    (64, 64, 16), (64, 80, 16), (64, 96, 16), (64, 512, 16), (64, 496, 16),
+    (128, 512, 16), (64, 384, 32)])
+def test_most_probes_bounds_every_bisection(lo, hi, step):
+    for threshold in range(lo - step, hi + 2 * step, step // 2):
+        probed = []
+
+        def held(mem):
+            probed.append(mem)
+            return mem >= threshold
+        sizing.bisect(held, lo, hi, step)
+        assert len(probed) <= sizing.most_probes(lo, hi, step)
 
 
 def rec(failed=False, **metrics):
@@ -68,7 +82,7 @@ def test_too_small_a_guest_is_refused_before_a_boot():
 
 def test_answers_read_as_sentences():
     def answer(goal, smallest, below):
-        return sizing.Answer("anonmm", "x86_64", goal, 64, 512, 16,
+        return sizing.Answer("", "anonmm", "x86_64", goal, 64, 512, 16,
                              smallest, below, {}).text()
     assert answer("no-swap", 304, 288) == \
         "anonmm (x86_64): runs without swapping from 304 MB, not in 288 MB"
@@ -82,15 +96,87 @@ def test_saved_answers_reach_the_decision_section(tmp_path):
     import json
     from dataclasses import asdict
     from rmapbench.report import decision
-    answer = sizing.Answer("anonmm", "i386", "no-swap", 64, 512, 16, 304,
-                           288, {288: False, 304: True})
+    answer = sizing.Answer("mremap shared K=16", "anonmm", "i386",
+                           "no-swap", 64, 512, 16, 304, 288,
+                           {288: False, 304: True})
     (tmp_path / "sizing.json").write_text(json.dumps([asdict(answer)]))
     assert sizing.load(tmp_path) == [answer]
     said = sizing.lines(tmp_path)
-    assert said == ["anonmm (i386): runs without swapping from 304 MB, not "
-                    "in 288 MB (harness.py size, goal no-swap: bisected "
-                    "between 64 and 512 MB to 16 MB)"]
+    assert said == ["mremap shared K=16: anonmm (i386): runs without "
+                    "swapping from 304 MB, not in 288 MB (goal no-swap: "
+                    "bisected between 64 and 512 MB to 16 MB)"]
     section = decision.decision([], [], said)
     assert "### Memory size" in section and f"- {said[0]}" in section
     assert said[0] in decision.text_summary("t", [], [], [], said)
     assert sizing.lines(tmp_path / "none") == []
+
+
+def test_answers_saved_before_searches_had_names_still_load(tmp_path):
+    import json
+    old = {"stack": "anon_vma", "arch": "x86_64", "goal": "completes",
+           "lo": 64, "hi": 256, "step": 16, "smallest": 64, "below": None,
+           "probes": {"64": True}}
+    (tmp_path / "sizing.json").write_text(json.dumps([old]))
+    (answer,) = sizing.load(tmp_path)
+    assert answer.what == "" and answer.probes == {64: True}
+    assert sizing.lines(tmp_path)[0].startswith("anon_vma (x86_64)")
+
+
+def fake_search(calls):
+    def search(exp, stack, arch, goal, lo, hi, step, run_id, accel,
+               text=""):
+        calls.append((exp.name, stack, arch, run_id))
+        return sizing.Answer(text, stack, arch, goal, lo, hi, step, lo,
+                             None, {lo: True})
+    return search
+
+
+def test_the_comparison_runs_each_declared_search_per_stack_and_arch(
+        tmp_path, monkeypatch):
+    """Every search on the arches asked for, both stacks, probes in a
+    run directory of its own, answers in the comparison's sizing.json;
+    a search of the same configuration replaces its older answers,
+    another configuration's stay."""
+    from rmapbench import workloads
+    monkeypatch.setattr(sizing.store.paths, "RESULTS", tmp_path)
+    calls = []
+    monkeypatch.setattr(sizing, "search", fake_search(calls))
+    (s,) = [s for s in workloads.searches()
+            if s.name == "size-mremap-moves"]
+    other = sizing.Answer("another", "anonmm", "x86_64", "no-swap", 64,
+                          128, 16, 96, 80, {})
+    sizing.save("cmp", [other])
+    sizing.run_searches([s], ["anon_vma", "anonmm"], ["x86_64"], "cmp",
+                        "tcg")
+    assert calls == [("size-mremap-moves", st, "x86_64",
+                      "cmp-size-mremap-moves")
+                     for st in ("anon_vma", "anonmm")]
+    sizing.run_searches([s], ["anon_vma", "anonmm"], ["x86_64"], "cmp",
+                        "tcg")
+    answers = sizing.load(tmp_path / "cmp")
+    assert len(answers) == 3 and other in answers
+    assert all(a.what == s.text for a in answers if a != other)
+
+
+def test_declared_searches_are_valid_before_any_boot():
+    from rmapbench import programs, workloads
+    searches = workloads.searches()
+    assert searches
+    for s in searches:
+        sizing.check_range(s.lo, s.hi, s.step)
+        sizing.check_single(s.experiment)
+        assert s.goal in sizing.GOALS and s.text
+        e = s.experiment
+        programs.check(workloads.workload(e.workload).program, e.workload,
+                       e.mode, {**e.sweep,
+                                **{k: [v] for k, v in e.fixed.items()}})
+
+
+def test_compare_refuses_searches_alone(tmp_path):
+    res = subprocess.run(
+        [sys.executable, str(ROOT / "harness.py"), "compare",
+         "--experiments", "size-mremap-moves"],
+        capture_output=True, text=True, cwd=tmp_path,
+        env={"RMAPBENCH_RESULTS": str(tmp_path), "PATH": "/usr/bin:/bin"})
+    assert res.returncode == 2
+    assert "names only size searches" in res.stderr
