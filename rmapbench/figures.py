@@ -279,6 +279,28 @@ def stacked_legend(fig: Any, labels: dict[str, str],
                fontsize="small", bbox_to_anchor=(0.5, 0.0))
 
 
+Cells = dict[tuple, dict[str, list[dict]]]
+
+
+def cells_by(recs: list[dict], key: Callable[[dict], tuple]) -> Cells:
+    """key -> stack -> records, keys in order: draw_grouped's groups."""
+    cells: Cells = {}
+    for rec in recs:
+        cells.setdefault(key(rec), {}).setdefault(
+            rec.get("stack", ""), []).append(rec)
+    return dict(sorted(cells.items()))
+
+
+def clock_vcpus(rec: dict) -> tuple[str, int]:
+    """(clock, vCPUs) of a record, for groups that set them apart."""
+    return str(rec.get("clock") or "host"), int(rec.get("vcpus") or 1)
+
+
+def clock_vcpus_label(key: tuple[str, int]) -> str:
+    clock, n = key
+    return f"{clock} clock\n{n} vCPU{'s' if n > 1 else ''}"
+
+
 def draw_grouped(ax: Any, cells: dict[tuple, dict[str, list[dict]]],
                  labels: list[str], value: Value) -> None:
     """Side-by-side bars per stack, each labelled with its mean; a log

@@ -72,11 +72,7 @@ def plot_contend(records: list[dict], out_dir: Path) -> list[Path]:
         return fg.skipped("bundle-contend", f"no records of {CONTEND}")
     plt = fg._pyplot()
     fig, axes = plt.subplots(1, 2, squeeze=False, figsize=(12, 5))
-    cells: dict[tuple, dict[str, list[dict]]] = {}
-    for rec in recs:
-        cells.setdefault((fg.param("contend")(rec) or 0,), {}).setdefault(
-            rec.get("stack", ""), []).append(rec)
-    cells = dict(sorted(cells.items()))
+    cells = fg.cells_by(recs, lambda r: (fg.param("contend")(r) or 0,))
     vcpus = ", ".join(sorted({str(r.get("vcpus") or 1) for r in recs}))
     labels = ["mmap_lock\ncontended" if k[0] else "quiet" for k in cells]
     (ax1, ax2) = axes[0]

@@ -86,6 +86,29 @@ def plot_fork_chain(records: list[dict], out_dir: Path) -> list[Path]:
     return fg.save(fig, out_dir, "fork-chain")
 
 
+def plot_fork_rate(records: list[dict], out_dir: Path) -> list[Path]:
+    """fork+exit rounds per second per arch, grouped by guest clock and
+    vCPUs (each clock's own time: icount's is instructions, not the
+    host's seconds)."""
+    recs = fg.select(records, "fork-rate", "fork")
+    if not recs:
+        return fg.skipped("fork-rate", "no records of experiment fork-rate")
+    plt = fg._pyplot()
+    archs = fg.arches(recs)
+    fig, axes = plt.subplots(1, len(archs), squeeze=False,
+                             figsize=(6 * len(archs), 5))
+    for arch, ax in zip(archs, axes[0]):
+        cells = fg.cells_by([r for r in recs if r.get("arch") == arch],
+                            fg.clock_vcpus)
+        fg.draw_grouped(ax, cells, [fg.clock_vcpus_label(k) for k in cells],
+                        fg.metric("forks_per_s"))
+        fg.finish(ax, f"fork + child check + exit ({arch})",
+                  "guest clock and vCPUs", "rounds per second")
+    fg.stack_legend(fig, fg.stack_labels(records))
+    fig.tight_layout(rect=(0, 0.07, 1, 1))
+    return fg.save(fig, out_dir, "fork-rate")
+
+
 def chain_metrics() -> tuple:
     return (metric("rmap_slab_per_process_bytes",
                    "rmap slab alive per live process", "B/process",
@@ -143,7 +166,13 @@ WORKLOAD = Workload(
                    # the host clock too: the report shows how far the
                    # two clocks agree
                    clocks=(ICOUNT, HOST),
-                   text="fork + child check + exit, rounds per second")),
+                   text="fork + child check + exit, rounds per second"),
+        Experiment("fork-rate-smp", "fork", "rate", ALL,
+                   fixed={"V": 1000, "N": 300}, vcpus=(2,),
+                   text="fork + child check + exit on 2 vCPUs: the child "
+                        "runs and exits on the other CPU while the parent "
+                        "forks the next")),
     figures=(Figure("fork-breadth", ("fork-breadth",), plot_fork_breadth),
-             Figure("fork-chain", ("fork-chain",), plot_fork_chain)),
+             Figure("fork-chain", ("fork-chain",), plot_fork_chain),
+             Figure("fork-rate", ("fork-rate",), plot_fork_rate)),
     order=20)

@@ -21,7 +21,7 @@ EXPERIMENTS = ("vma-cost", "lowmem", "capacity", "fork-breadth", "fork-depth",
                "fork-rate", "mremap-unshared", "mremap-shared",
                "mremap-swapped", "swap-mem", "swap-family", "swap-ceiling",
                "bundle-private", "bundle-pair", "bundle-shared",
-               "fork-chain")
+               "fork-chain", "swap-smp")
 
 
 def record(experiment: str, stack: str, arch: str, workload: str, mode: str,
@@ -277,6 +277,12 @@ class Fab:
                              {"N": n, "mb": 256, "exit_parent": 0},
                              lambda rep, s=stack, n=n:
                              self.swap_metrics(s, 192, n), mem_mb=192)
+        for stack in STACKS:
+            for vcpus in (1, 2):
+                self.add("swap-smp", stack, "x86_64", "swap", "family",
+                         {"N": 4, "mb": 64, "passes": 2},
+                         lambda rep, s=stack: self.swap_metrics(s, 96, 4),
+                         mem_mb=96, vcpus=vcpus)
 
     def bundle(self) -> None:
         """Visits per reclaimed page: 2 walks of 1, 2 or W + 1 candidates,
