@@ -79,8 +79,8 @@ def stage(arch: str, root: Path, files: Files = ()) -> None:
     shutil.copy2(busybox(arch), root / "bin" / "busybox")
     shutil.copy2(paths.BENCH / "init.sh", root / "init")
     (root / "init").chmod(0o755)
-    for prog in bench_binaries(arch):
-        shutil.copy2(prog, root / "bench" / prog.name)
+    for prog in bench_binaries(arch):   # links stay links (bench/Makefile)
+        shutil.copy2(prog, root / "bench" / prog.name, follow_symlinks=False)
     for src, dst in files:
         target = root / dst
         target.parent.mkdir(parents=True, exist_ok=True)
@@ -102,7 +102,9 @@ def tree_digest(root: Path) -> str:
     h = hashlib.sha256()
     for p in sorted(root.rglob("*")):
         h.update(str(p.relative_to(root)).encode() + b"\0")
-        if p.is_file():
+        if p.is_symlink():
+            h.update(b"-> " + os.readlink(p).encode())
+        elif p.is_file():
             h.update(p.read_bytes())
     return h.hexdigest()[:16]
 

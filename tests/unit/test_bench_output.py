@@ -24,6 +24,8 @@ OUT = BENCH / "out" / "x86_64"
 PROGRAMS = tuple(sorted(p.stem for p in BENCH.glob("rmb-*.c")))
 # and the helpers the programs exec, which take no parameters
 HELPERS = ("inject-probe",)
+# the multi-call binary every program is a link to (bench/multicall.c)
+MULTICALL = "rmb"
 LIB = sorted((BENCH / "lib").glob("*.c"))     # the helper library
 UNITS = ("_ns", "_bytes", "_kb", "_pages", "_per_s", "_count")
 # fields that are names or indices, not measurements
@@ -93,7 +95,9 @@ def built():
     # helpers they exec only
     execs = {p.name for p in OUT.iterdir()
              if p.is_file() and os.access(p, os.X_OK)}
-    assert execs == set(PROGRAMS) | set(HELPERS)
+    assert execs == set(PROGRAMS) | set(HELPERS) | {MULTICALL}
+    for prog in PROGRAMS:      # one binary: the image holds it once
+        assert os.readlink(OUT / prog) == MULTICALL, prog
     return OUT
 
 
@@ -470,3 +474,16 @@ def test_sources_compile_without_warnings(mflag):
                              timeout=60)
         assert res.returncode == 0, f"{src.name} {mflag}:\n{res.stderr}"
         assert not re.search(r"warning", res.stderr), res.stderr
+
+
+def test_the_multicall_binary_runs_the_program_its_name_says(built, tmp_path):
+    """rmb-<name> runs that program; rmb under another name says what it
+    is and fails, rather than running some program."""
+    res = run(built, "rmb-fork", "--help")
+    assert res.returncode == 0 and "mode=breadth" in res.stdout
+    stray = tmp_path / "rmb-nosuch"
+    stray.symlink_to(built / MULTICALL)
+    res = subprocess.run([str(stray)], capture_output=True, text=True,
+                         timeout=10)
+    assert res.returncode == 2
+    assert "'rmb-nosuch' is none of its programs" in res.stderr
