@@ -6,7 +6,7 @@ must swap), then what the tests left, swapoff, a walk of init's pages,
 a settle and the final idle count (boot_checks.py judges the two).
 """
 
-from .. import extras, guest, iface, paths, plan
+from .. import extras, guest, iface, paths, plan, registry
 from .catalogue import SELFTEST_SKIP, Group, Test, selftest_name
 
 # SLUB debugging (sanity checks, red zones, poisoning, owner tracking) on
@@ -110,9 +110,15 @@ def files_and_skips(tests: list[Test], arch: str
     return files, skipped
 
 
+def boot_append() -> str:
+    """The suite's kernel arguments, the debug variant's added."""
+    extra = registry.variant_named(paths.variant()).append
+    return " ".join(a for a in (CHECK_APPEND, extra) if a)
+
+
 def boot_of(stack: str, arch: str, group: Group, smp: int,
             test_plan: plan.Plan, files: extras.Files) -> guest.Boot:
     return guest.Boot(stack, arch, test_plan.text(),
                       mem_mb=group.mem_mb[arch], timeout_s=group.timeout_s,
-                      swap_mb=SWAP_MB, smp=smp, append=CHECK_APPEND,
+                      swap_mb=SWAP_MB, smp=smp, append=boot_append(),
                       files=files)

@@ -215,3 +215,16 @@ def test_a_variant_voids_the_rows_it_names(tmp_path, monkeypatch):
     assert v.verdict == check.SKIP and "void on the kasan variant" in \
         v.reason and "anon_vma +3" in v.reason
     assert got["g: no kernel fault"].verdict == check.PASS
+
+
+def test_a_variant_adds_its_kernel_arguments_to_the_suite_boots(
+        monkeypatch):
+    from rmapbench import registry
+    from rmapbench.check import boots
+    monkeypatch.delenv("RMAPBENCH_VARIANT", raising=False)
+    assert boots.boot_append() == boots.CHECK_APPEND
+    monkeypatch.setenv("RMAPBENCH_VARIANT", "kasan")
+    assert registry.variant_named("kasan").append == "pci=noacpi"
+    assert boots.boot_append() == boots.CHECK_APPEND + " pci=noacpi"
+    monkeypatch.setenv("RMAPBENCH_VARIANT", "lockdep")
+    assert boots.boot_append() == boots.CHECK_APPEND
