@@ -4,7 +4,7 @@ compared metric, then the experiment's figures."""
 import os
 from pathlib import Path
 
-from .. import metrics, plots, stats, workloads
+from .. import figures, metrics, plots, stats, workloads
 from ..record import Config, swapped_out
 from ..registry import BASE, NEW
 from ..tables import cell, mark_cell, params_text, ratio_cell, table
@@ -58,10 +58,11 @@ def failed_only_rows(experiment: str, analysis: list[stats.ConfigStats],
 
 
 def figure_setting(records: list[dict], exps: tuple[str, ...]) -> str:
-    """How a figure's boots ran, from their records: accel and clock,
-    vCPUs, and whether they swapped."""
-    mine = [r for r in records if r.get("experiment") in exps
-            and not stats.is_failed(r)]
+    """How a figure's boots ran, from their records (its experiments'
+    variants, 'fork-rate-smp' of 'fork-rate', included, as the figure
+    draws them): accel and clock, vCPUs, and whether they swapped."""
+    mine = [r for r in records if not stats.is_failed(r)
+            and any(figures.of_experiment(r, e) for e in exps)]
     if not mine:
         return ""
     runs = sorted({f"{r.get('accel')}, {r.get('clock') or 'host'} clock"

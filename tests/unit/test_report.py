@@ -218,3 +218,18 @@ def test_each_figure_says_how_its_boots_ran(text):
         "pressure (pages swapped out)." in swap
     vma = text.split("![mremap]")[1].split("([SVG]")[0]
     assert "swap-out not counted" in vma or "no swap-out" in vma
+
+
+def test_a_figures_setting_counts_its_experiments_variants():
+    """The fork-rate figure draws fork-rate-smp too: its caption says
+    both vCPU counts."""
+    from rmapbench.report import experiments as rexp
+    recs = [{"experiment": "fork-rate", "accel": "tcg", "clock": "icount",
+             "vcpus": 1, "failed": False, "metrics": {}},
+            {"experiment": "fork-rate-smp", "accel": "tcg", "clock": "host",
+             "vcpus": 2, "failed": False, "metrics": {}},
+            {"experiment": "fork-ratex", "accel": "tcg", "vcpus": 4,
+             "failed": False, "metrics": {}}]
+    said = rexp.figure_setting(recs, ("fork-rate",))
+    assert "icount clock" in said and "host clock" in said
+    assert "on 1/2 vCPU" in said
