@@ -14,7 +14,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import guest, qemu, registry, store
+from . import guest, qemu, registry, scratch, store
 from .progress import Progress
 
 
@@ -34,6 +34,7 @@ def execute(jobs: list[Job], rdir: Path, accel: str, judge: Judge,
     """The result of every job, in order: stored ones as they were,
     the others booted now (workers at a time) and stored."""
     todo = [j for j in jobs if not store.boot_done(rdir, j.key)]
+    scratch.sweep()         # what runs killed outright left in the cache
     if len(todo) < len(jobs):
         print(f"resuming {rdir.name}: {len(jobs) - len(todo)} of "
               f"{len(jobs)} {what}s already finished", flush=True)

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from . import console as consolemod
-from . import image, paths, qemu, registry
+from . import image, paths, qemu, registry, scratch
 from .errors import UserError
 from .extras import Files
 
@@ -68,8 +68,7 @@ def run(boot: Boot, log: Path, accel: str = "tcg") -> GuestRun:
                         f"{boot.stack} --arch {boot.arch}'")
     start = time.monotonic()
     base = image.build_image(boot.arch, boot.files)
-    with tempfile.TemporaryDirectory(prefix="rmapbench-initrd-",
-                                     dir=paths.cache_dir()) as tmp:
+    with scratch.directory("initrd") as tmp:
         initrd = image.boot_initrd(base, boot.plan,
                                    Path(tmp) / "initrd.cpio")
         spec = qemu.BootSpec(arch=boot.arch, kernel=kernel, initrd=initrd,

@@ -12,12 +12,11 @@ import os
 import platform
 import shutil
 import subprocess
-import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import paths, postmortem, registry
+from . import paths, postmortem, registry, scratch
 from .errors import UserError
 
 # random.trust_cpu=on: the CRNG seeds from RDRAND at once; without it,
@@ -139,8 +138,7 @@ def make_swap(directory: Path, mb: int) -> Path | None:
 def boot(spec: BootSpec, log: Path) -> BootResult:
     """Boot once; the console goes to log.  Never raises on guest failure."""
     log.parent.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(prefix="rmapbench-boot-",
-                                     dir=paths.cache_dir()) as tmp:
+    with scratch.directory("boot") as tmp:
         qmp = Path(tmp) / "qmp.sock"
         cmd = command(spec, make_swap(Path(tmp), spec.swap_mb))
         if len(bytes(qmp)) < postmortem.MAX_SOCKET_PATH:

@@ -58,9 +58,12 @@ def test_run_resumes_after_a_kill(tmp_path):
     proc.wait()
     finished = list(boots.glob("*.json"))
     assert 1 <= len(finished) < 4, "the kill came too late to test resume"
+    left = list(paths.cache_dir().glob(f"rmapbench-*-{proc.pid}-*"))
     res = harness(tmp_path, *RUN)
     assert res.returncode == 0, res.stderr
     assert f"{len(finished)} of 4 boots already finished" in res.stdout
+    # what the killed run left in the cache, the resumed one removed
+    assert not any(d.exists() for d in left)
     recs = records(tmp_path)
     assert len(recs) == 4 and not any(r["failed"] for r in recs)
     assert {r["stack"] for r in recs} == set(registry.stack_names())

@@ -1,0 +1,66 @@
+"""Scratch directories of a boot in the cache (its initrd, its swap disk
+and QMP socket), named after the process that made them.
+
+A run that ends, or is interrupted, removes its own; one killed outright
+(SIGKILL, the OOM killer, a lost machine) cannot, and each left 3 to 14
+MB behind.  The next run's executor removes the scratch directories of
+processes that no longer exist, and those of the older unnamed form once
+they are a day old.
+"""
+
+import os
+import re
+import shutil
+import tempfile
+import time
+from pathlib import Path
+
+from . import paths
+
+KINDS = ("boot", "initrd")
+NAMED = re.compile(r"rmapbench-(?:boot|initrd)-(\d+)-")
+UNNAMED = re.compile(r"rmapbench-(?:boot|initrd)-[a-z0-9_]{8}$")
+UNNAMED_AGE_S = 24 * 3600
+
+
+def directory(kind: str) -> tempfile.TemporaryDirectory:
+    """A scratch directory of this process in the cache."""
+    assert kind in KINDS, kind
+    root = paths.cache_dir()
+    root.mkdir(parents=True, exist_ok=True)
+    return tempfile.TemporaryDirectory(
+        prefix=f"rmapbench-{kind}-{os.getpid()}-", dir=root)
+
+
+def alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def stale(path: Path, now: float) -> bool:
+    """A scratch directory no live run owns."""
+    named = NAMED.match(path.name)
+    if named:
+        return not alive(int(named[1]))
+    if UNNAMED.match(path.name):
+        return now - path.stat().st_mtime > UNNAMED_AGE_S
+    return False
+
+
+def sweep(root: Path | None = None) -> list[Path]:
+    """Remove the stale scratch directories under root (the cache); the
+    ones removed."""
+    root = root or paths.cache_dir()
+    if not root.is_dir():
+        return []
+    now = time.time()
+    gone = [p for p in root.glob("rmapbench-*")
+            if p.is_dir() and stale(p, now)]
+    for p in gone:
+        shutil.rmtree(p, ignore_errors=True)
+    return gone
