@@ -228,3 +228,35 @@ def test_a_variant_adds_its_kernel_arguments_to_the_suite_boots(
     assert boots.boot_append() == boots.CHECK_APPEND + " pci=noacpi"
     monkeypatch.setenv("RMAPBENCH_VARIANT", "lockdep")
     assert boots.boot_append() == boots.CHECK_APPEND
+
+
+def orphan_step(left):
+    from types import SimpleNamespace
+    summary = {"workload": "orphan", "mode": "child", "record": "summary",
+               "params": {}, "metrics": {
+                   "checked_count": 1, "pinned_objs_count": 1,
+                   "left_objs_count": left, "verify_mismatch_pages": 0,
+                   "anon_rmap_orphan_pages": 32}}
+    return SimpleNamespace(results=[summary], errors=[], rc=0)
+
+
+def test_a_variant_voids_the_slab_counts_of_a_test_not_the_test(
+        monkeypatch):
+    """On KASAN, rmb-orphan's slab counts are not judged (its quarantine)
+    and the verdict says so; its other expectations still are; on any
+    other kernel the counts are judged."""
+    from rmapbench.check import judges
+    from importlib import import_module
+    t = import_module("rmapbench.check.catalogue").orphan_test("g")
+    monkeypatch.delenv("RMAPBENCH_VARIANT", raising=False)
+    verdict, reason, _ = judges.judge_torture(t, orphan_step(-6), "anonmm")
+    assert verdict == check.FAIL and "left_objs_count = -6" in reason
+    monkeypatch.setenv("RMAPBENCH_VARIANT", "kasan")
+    verdict, reason, _ = judges.judge_torture(t, orphan_step(-6), "anonmm")
+    assert verdict == check.PASS
+    assert reason == ("not judged, void on the kasan variant: "
+                      "left_objs_count = -6, pinned_objs_count = 1")
+    bad = orphan_step(0)
+    bad.results[0]["metrics"]["verify_mismatch_pages"] = 3
+    verdict, reason, _ = judges.judge_torture(t, bad, "anonmm")
+    assert verdict == check.FAIL and "verify_mismatch_pages" in reason
