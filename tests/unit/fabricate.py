@@ -281,8 +281,8 @@ class Fab:
             for vcpus in (1, 2):
                 self.add("swap-smp", stack, "x86_64", "swap", "family",
                          {"N": 4, "mb": 64, "passes": 2},
-                         lambda rep, s=stack: self.swap_metrics(s, 96, 4),
-                         mem_mb=96, vcpus=vcpus)
+                         lambda rep, s=stack: self.swap_metrics(s, 80, 4),
+                         mem_mb=80, vcpus=vcpus)
 
     def bundle(self) -> None:
         """Visits per reclaimed page: 2 walks of 1, 2 or W + 1 candidates,
