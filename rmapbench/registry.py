@@ -10,6 +10,7 @@ series) or an arch is one entry below, plus its kernel config.
 from dataclasses import dataclass
 from typing import Any
 
+from . import paths
 from .errors import UserError
 
 # An expectation of the correctness suite on a torture summary line:
@@ -239,6 +240,12 @@ def arches_with(tool: str) -> tuple[str, ...]:
 
 def variant_named(name: str) -> Variant:
     return next((v for v in VARIANTS if v.name == name), Variant(name))
+
+
+def current_variant() -> Variant:
+    """The debug variant RMAPBENCH_VARIANT names; Variant("") for the
+    measured kernels (nothing voided, nothing added)."""
+    return variant_named(paths.variant())
 
 
 def expectations(scheme: str, workload: str, mode: str,

@@ -10,7 +10,7 @@
 from collections.abc import Callable
 
 from .. import console as consolemod
-from .. import guest, paths, plan, record, registry
+from .. import guest, plan, record, registry
 from .boots import ANONMM_LIST, IDLE_BEFORE, PAGEOUT_INIT, RMAP_CACHES, \
     SETTLE, SETTLE_S, SLABS, SWAPOFF, SWAPON
 from .verdict import FAIL, PASS, SKIP, Verdict
@@ -38,12 +38,12 @@ def boot_checks(run: guest.GuestRun, p: plan.Plan, problem: StepProblem,
 
 def voided(verdicts: list[Verdict], group: str) -> list[Verdict]:
     """The rows the debug variant being checked voids, as skips."""
-    name = paths.variant()
-    rows = registry.variant_named(name).skip_rows if name else ()
+    variant = registry.current_variant()
     for v in verdicts:
         row = v.test[len(group) + 2:]
-        if row in rows:
-            v.verdict, v.reason = SKIP, f"void on the {name} variant " \
+        if row in variant.skip_rows:
+            v.verdict, v.reason = SKIP, f"void on the {variant.name} " \
+                "variant " \
                 f"(was {v.verdict}{': ' + v.reason if v.reason else ''})"
     return verdicts
 

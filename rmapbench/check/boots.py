@@ -112,7 +112,7 @@ def files_and_skips(tests: list[Test], arch: str
 
 def boot_append() -> str:
     """The suite's kernel arguments, the debug variant's added."""
-    extra = registry.variant_named(paths.variant()).append
+    extra = registry.current_variant().append
     return " ".join(a for a in (CHECK_APPEND, extra) if a)
 
 

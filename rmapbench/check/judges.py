@@ -9,7 +9,7 @@ its exit status, stress-ng by its fail lines and exit status.
 
 import re
 from .. import console as consolemod
-from .. import guest, paths, plan, record, registry
+from .. import guest, plan, record, registry
 from .boot_checks import StepProblem, boot_checks
 from .catalogue import SELFTEST_NA, SUMMARY_KINDS, Test, selftest_name
 from .verdict import FAIL, PASS, SKIP, Verdict
@@ -73,8 +73,8 @@ def judge_torture(t: Test, step: consolemod.Step, scheme: str) -> Judged:
     expect = list(t.expect) + registry.expectations(
         scheme, s.get("workload", ""), s.get("mode", ""), s.get("pressure"))
     details = {k: s[k] for k in TORTURE_DETAILS if k in s}
-    variant = paths.variant()
-    void = registry.variant_named(variant).void_metrics if variant else ()
+    variant = registry.current_variant()
+    void = variant.void_metrics
     for key, op, n in expect:
         value = s.get(key)
         if key in void:
@@ -83,7 +83,7 @@ def judge_torture(t: Test, step: consolemod.Step, scheme: str) -> Judged:
             return FAIL, f"{key} = {value}, expected {op} {n}", details
     unjudged = sorted({f"{k} = {s.get(k)}" for k, _, _ in expect
                        if k in void})
-    note = (f"not judged, void on the {variant} variant: "
+    note = (f"not judged, void on the {variant.name} variant: "
             f"{', '.join(unjudged)}") if unjudged else ""
     return PASS, note, details
 
