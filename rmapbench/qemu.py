@@ -22,12 +22,13 @@ from .errors import UserError
 # random.trust_cpu=on: the CRNG seeds from RDRAND at once; without it,
 # the first getrandom() (mkswap's UUID) waits about 1 s for entropy in
 # every boot (measured: swapon 1070 ms, with it 40 ms).
-# rootfstype=ramfs: the initramfs (about 14 MB of static programs) is
-# unpacked into ramfs, whose pages reclaim cannot take, not into tmpfs:
+# rootfstype=ramfs: the initramfs (busybox and bench/'s programs, 3 MB)
+# is unpacked into ramfs, whose pages reclaim cannot take, not into tmpfs:
 # on tmpfs it is shmem on the anon LRU, older than any workload's data,
-# so every swap experiment swapped the image out first (a bundle boot
-# pushing 8 MB of its data swapped 11 MB of image and 432 to 2,988 of
-# the data's 4,096 pages: Shmem 13,840 kB before, 2,684 kB after).
+# so every swap experiment swapped the image out first (with the 14 MB
+# image of 2026-12-04, a bundle boot pushing 8 MB of its data swapped
+# 11 MB of image and 432 to 2,988 of the data's 4,096 pages: Shmem
+# 13,840 kB before, 2,684 kB after).
 BASE_APPEND = ("console=ttyS0 panic=-1 slab_nomerge tsc=reliable "
                "random.trust_cpu=on loglevel=7 rdinit=/init "
                "rootfstype=ramfs")

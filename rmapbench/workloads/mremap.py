@@ -96,8 +96,9 @@ WORKLOAD = Workload(
                    clocks=(ICOUNT,),
                    text="moving an anon region partly swapped out")),
     # issue 13's sizing case: anonmm copies every page another mm maps
-    # when it moves it (measured 2026-12-04: no swap from 96 MB on
-    # anon_vma, 320 MB on anonmm, x86_64; 14 boots a stack and arch)
+    # when it moves it (measured 2026-12-05 with the 3 MB image: no swap
+    # from 80 MB on anon_vma, 304 MB on anonmm, both arches; at most 7
+    # probes a stack and arch)
     searches=(SizeSearch(
         Experiment("size-mremap-moves", "mremap", "shared", ALL,
                    fixed={"K": 16, "R_mb": 16, "child_moves": 1}),
