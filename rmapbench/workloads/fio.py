@@ -13,12 +13,18 @@ from .. import console, plan, record, registry
 from .base import HIGHER, Experiment, Mode, Workload, metric
 
 FIO_ARGS = ("--name=ceiling --filename=/dev/vda --rw=write --bs=4k "
-            "--direct=1 --ioengine=libaio --iodepth=32 --size=256M "
+            "--direct=1 --ioengine=libaio --iodepth=32 "
             "--output-format=json")
+# MB written: the default comparison writes as much as its swap
+# experiments swap out (64 MB), 'compare --full' as much as theirs
+SIZE_MB = 64
+FULL_SIZE_MB = 256
 
 
 def steps(case: Any) -> list[str]:
-    return [plan.info(), plan.section("fio", f"fio {FIO_ARGS}")]
+    size = dict(case.params).get("mb", SIZE_MB)
+    return [plan.info(),
+            plan.section("fio", f"fio {FIO_ARGS} --size={size}M")]
 
 
 def records(base: dict, con: console.Console) -> list[dict]:
@@ -37,8 +43,10 @@ WORKLOAD = Workload(
                HIGHER),), main=("swap-ceiling", "swap-mem")),),
     experiments=(
         Experiment("swap-ceiling", "fio", "write4k",
-                   registry.arches_with("fio"), mem_mb={"x86_64": [512]},
-                   text="fio 4k writes to the swap device: the swap-out "
-                        "ceiling"),),
+                   registry.arches_with("fio"), fixed={"mb": SIZE_MB},
+                   mem_mb={"x86_64": [512]},
+                   full={"fixed": {"mb": FULL_SIZE_MB}},
+                   text="fio 4k writes of mb MB to the swap device: the "
+                        "swap-out ceiling"),),
     extras=("fio",), steps=steps, records=records,
     order=50)
