@@ -144,7 +144,8 @@ def cmd_compare(args: argparse.Namespace) -> int:
     if searches:
         with watch.phase("sizing"):
             sizing.run_searches(searches, stacks, arches, rdir.name,
-                                guest.choose_accel(args.accel))
+                                guest.choose_accel(args.accel),
+                                max(1, args.jobs))
     return finish(rdir, args.no_report, watch)
 
 

@@ -14,6 +14,7 @@ own sizing.json.
 
 import json
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
@@ -171,16 +172,22 @@ def save(run_id: str, answers: list[Answer]) -> None:
 
 
 def run_searches(searches: list, stacks: list[str], arches: list[str],
-                 run_id: str, accel: str) -> list[Answer]:
+                 run_id: str, accel: str, jobs: int = 2) -> list[Answer]:
     """The comparison's searches (workloads.SizeSearch) on the arches
     asked for, each in results/<run_id>-<search>/, the answers saved in
-    results/<run_id>/sizing.json."""
-    answers = []
-    for s in searches:
-        for arch in [a for a in s.experiment.arches if a in arches]:
-            for stack in stacks:
-                answers.append(search(s.experiment, stack, arch, s.goal,
-                                      s.lo, s.hi, s.step,
-                                      f"{run_id}-{s.name}", accel, s.text))
+    results/<run_id>/sizing.json.  The bisections of different stacks
+    and arches are independent and judge memory, not time, so jobs of
+    them run at once (as boots whose timing is not at stake do)."""
+    todo = [(s, arch, stack) for s in searches
+            for arch in [a for a in s.experiment.arches if a in arches]
+            for stack in stacks]
+
+    def one(job: tuple) -> Answer:
+        s, arch, stack = job
+        return search(s.experiment, stack, arch, s.goal, s.lo, s.hi,
+                      s.step, f"{run_id}-{s.name}", accel, s.text)
+
+    with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+        answers = list(pool.map(one, todo))
     save(run_id, answers)
     return answers
