@@ -83,7 +83,10 @@ WORKLOAD = Workload(
         # emulated memory system weigh that write differently, and the
         # report shows both (issue 11's target was set on the host clock)
         Experiment("mremap-unshared", "mremap", "unshared", ALL,
-                   fixed={"R_mb": 32, "moves": 10}, clocks=(ICOUNT, HOST),
+                   fixed={"R_mb": 32, "moves": 10}, clocks=(ICOUNT,),
+                   # the host clock's cross-check of the icount figures
+                   # is fork-rate's in the default comparison
+                   full={"clocks": (ICOUNT, HOST)},
                    text="moving an anon region mapped once"),
         Experiment("mremap-shared", "mremap", "shared", ALL,
                    sweep={"K": [1, 4, 16]}, fixed={"R_mb": 32, "moves": 10},
