@@ -670,6 +670,8 @@ static void report_reclaim(struct rmb_json *j, const struct result *r,
 		     per(d->ctr[RMB_C_TRYLOCK], data));
 	rmb_json_dbl(j, "anon_rmap_trylock_fail_per_walk_count",
 		     per(d->ctr[RMB_C_TRYLOCK], d->ctr[RMB_C_WALK]));
+	rmb_json_dbl(j, "anon_rmap_contended_keep_per_reclaimed_count",
+		     per(d->ctr[RMB_C_CONTENDED_KEEP], data));
 	rmb_json_int(j, "kswapd_cpu_ns", r->kswapd1 - r->kswapd0);
 	rmb_json_int(j, "balloon_sys_ns", r->balloon_sys_ns);
 	rmb_json_dbl(j, "reclaim_cpu_per_reclaimed_ns", per(cpu, data));

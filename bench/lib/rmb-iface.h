@@ -35,7 +35,7 @@
 	X(MAPLE, maple_node, RMB_F_COST)
 
 /* /proc/vmstat counters: X(enum suffix, vmstat name, unit, flags); a
- * result line calls the counter's growth <name>_<unit>.  The first eight
+ * result line calls the counter's growth <name>_<unit>.  The first nine
  * are the instrumentation kernels/common/patches adds (a scheme that
  * never does the thing reads 0, never missing). */
 #define RMB_COUNTERS(X) \
@@ -44,6 +44,7 @@
 	X(PTE, anon_rmap_pte, count, RMB_F_SMOKE | RMB_F_SAMPLE) \
 	X(SKIP, anon_rmap_skip, count, RMB_F_SMOKE) \
 	X(TRYLOCK, anon_rmap_trylock_fail, count, RMB_F_SMOKE) \
+	X(CONTENDED_KEEP, anon_rmap_contended_keep, pages, RMB_F_SMOKE) \
 	X(ORPHAN, anon_rmap_orphan, pages, RMB_F_SMOKE) \
 	X(MREMAP_COPY, mremap_anon_copy, pages, RMB_F_SMOKE) \
 	X(SWAPIN_COPY, anon_swapin_copy, pages, RMB_F_SMOKE) \

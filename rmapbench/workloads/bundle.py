@@ -49,7 +49,11 @@ def bundle_metrics() -> tuple:
                "try-lock failures per data page reclaimed", "fails/page",
                NEUTRAL),
         metric("anon_rmap_trylock_fail_per_walk_count",
-               "try-lock failures per rmap walk", "fails/walk", NEUTRAL))
+               "try-lock failures per rmap walk", "fails/walk", NEUTRAL),
+        metric("anon_rmap_contended_keep_per_reclaimed_count",
+               "pages kept on the inactive list because a walk was "
+               "contended, per data page reclaimed", "pages/page",
+               NEUTRAL))
 
 
 def experiment(pattern: str) -> Experiment:
@@ -71,11 +75,11 @@ def plot_contend(records: list[dict], out_dir: Path) -> list[Path]:
     if not recs:
         return fg.skipped("bundle-contend", f"no records of {CONTEND}")
     plt = fg._pyplot()
-    fig, axes = plt.subplots(1, 2, squeeze=False, figsize=(12, 5))
+    fig, axes = plt.subplots(1, 3, squeeze=False, figsize=(18, 5))
     cells = fg.cells_by(recs, lambda r: (fg.param("contend")(r) or 0,))
     vcpus = ", ".join(sorted({str(r.get("vcpus") or 1) for r in recs}))
     labels = ["mmap_lock\ncontended" if k[0] else "quiet" for k in cells]
-    (ax1, ax2) = axes[0]
+    (ax1, ax2, ax3) = axes[0]
     fg.draw_grouped(ax1, cells, labels,
                     fg.metric("anon_rmap_trylock_fail_per_walk_count"))
     fg.finish(ax1, f"try-lock failures per rmap walk ({vcpus} vCPUs, "
@@ -83,6 +87,11 @@ def plot_contend(records: list[dict], out_dir: Path) -> list[Path]:
     fg.draw_grouped(ax2, cells, labels, fg.metric("data_swapout_per_s"))
     fg.finish(ax2, f"data swap-out throughput ({vcpus} vCPUs)",
               "sibling threads", "data pages swapped out per second")
+    # what the failures cost reclaim: pages it put back unreclaimed
+    fg.draw_grouped(ax3, cells, labels, fg.metric(
+        "anon_rmap_contended_keep_per_reclaimed_count"))
+    fg.finish(ax3, "pages kept because a walk was contended",
+              "sibling threads", "kept pages per data page reclaimed")
     fg.stack_legend(fig, fg.stack_labels(records))
     fig.tight_layout(rect=(0, 0.07, 1, 1))
     return fg.save(fig, out_dir, "bundle-contend")

@@ -307,6 +307,8 @@ class Fab:
                     f = 0.3 * contend if self.is_anonmm(stack) else 0.0
                     return {"anon_rmap_trylock_fail_per_walk_count":
                             self.noisy(f) if f else 0.0,
+                            "anon_rmap_contended_keep_per_reclaimed_count":
+                            self.noisy(f / 2) if f else 0.0,
                             "data_swapout_per_s": self.noisy(4000 * (1 - f)),
                             "visited_per_reclaimed_count": self.noisy(4.0)}
                 self.add("bundle-contend", stack, "x86_64", "bundle", "pair",

@@ -49,6 +49,7 @@ DELTA = ("slab_vm_area_struct_delta_bytes", "slab_anon_vma_delta_bytes",
          "memfree_consumed_kb", "lowfree_consumed_kb",
          "anon_rmap_walk_count", "anon_rmap_visit_count",
          "anon_rmap_pte_count", "anon_rmap_trylock_fail_count",
+         "anon_rmap_contended_keep_pages",
          "anon_rmap_orphan_pages", "mremap_anon_copy_pages",
          "anon_swapin_copy_pages",
          "pswpout_pages", "pswpin_pages", "pgmajfault_count")
@@ -65,7 +66,8 @@ BUNDLE = ("workers_count", "processes_count", "data_pages",
           "anon_rmap_visit_per_reclaimed_count",
           "anon_rmap_skip_per_reclaimed_count",
           "anon_rmap_pte_per_reclaimed_count",
-          "anon_rmap_trylock_fail_per_reclaimed_count", "kswapd_cpu_ns",
+          "anon_rmap_trylock_fail_per_reclaimed_count",
+          "anon_rmap_contended_keep_per_reclaimed_count", "kswapd_cpu_ns",
           "balloon_sys_ns", "reclaim_cpu_per_reclaimed_ns", "verify_ns",
           "verify_pswpin_pages", "elapsed_ns", "members_majflt_count", *DELTA)
 STATS = ("_min_ns", "_median_ns", "_p90_ns", "_max_ns", "_mean_ns")
