@@ -11,24 +11,26 @@ from collections.abc import Callable
 from pathlib import Path
 
 from .. import figures as fg
-from .. import stats
+from .. import registry, stats
 from .base import (HIGHER, NEUTRAL, Crossover, Experiment, Figure, Mode,
                    Workload, metric)
 
 PATTERNS = ("private", "pair", "shared")
-# the default comparison: small enough for TCG, wide enough for a slope
-# (with fork-chain: 42 boots, 253 s of them on this 2-core TCG host while
-# another guest ran); larger sweeps (W up to 1024 on x86_64, 256 on
-# i386) through 'harness.py run --workload bundle --mode pair --param
-# W=1,4,16,64,256,1024 --mem 512'
+# the default comparison: small enough for TCG, wide enough for a slope,
+# on both arches (i386's 128 MB guest is all lowmem: W=8 and 64 pushed
+# 2,196 to 2,647 of the 4,096 data pages out, 2 s a boot, 2026-12-05);
+# larger sweeps through 'compare --full' or 'harness.py run --workload
+# bundle --mode pair --param W=1,4,16,64,256,1024 --mem 512'
 COMPARE_W = [8, 64]
 COMPARE_MB = 16
-COMPARE_MEM = {"x86_64": [128]}
+COMPARE_MEM = {"x86_64": [128], "i386": [128]}
 # 'compare --full': the prefork widths of issue 13 (a page mapped by
-# 1,022 mms or more looks DMA-pinned to reclaim, so shared stops below)
+# 1,022 mms or more looks DMA-pinned to reclaim, so shared stops below),
+# on i386 too, where issue 13 asked for 256 at most (its widths past
+# 256 have not run there yet)
 FULL_W = {"private": [8, 64, 256, 1024], "pair": [8, 64, 256, 1024],
           "shared": [8, 64, 256, 1000]}
-FULL_MEM = {"x86_64": [512]}
+FULL_MEM = {"x86_64": [512], "i386": [512]}
 
 
 def bundle_metrics() -> tuple:
@@ -58,7 +60,7 @@ def bundle_metrics() -> tuple:
 
 def experiment(pattern: str) -> Experiment:
     return Experiment(
-        f"bundle-{pattern}", "bundle", pattern, ("x86_64",),
+        f"bundle-{pattern}", "bundle", pattern, registry.arch_names(),
         sweep={"W": COMPARE_W}, fixed={"mb": COMPARE_MB},
         mem_mb=COMPARE_MEM, timeout_s=600.0,
         full={"sweep": {"W": FULL_W[pattern]}, "mem_mb": FULL_MEM},
