@@ -19,7 +19,7 @@ from pathlib import Path
 from . import store
 
 SETUP_ENV = "RMAPBENCH_SETUP_STARTED"
-ORDER = ("setup", "builds", "boots", "stats", "plots", "report")
+ORDER = ("setup", "builds", "boots", "sizing", "stats", "plots", "report")
 
 
 def load() -> list[float]:

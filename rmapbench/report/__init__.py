@@ -68,6 +68,7 @@ def render(run_dir: Path, records: list[dict], metadata: dict,
     parts += compare.summary_table(analysis, failed)
     parts += compare.verdicts(records, analysis, accel)
     parts += measured.clocks_compared(analysis)
+    parts += measured.interval_widths(analysis)
     for w in workloads.WORKLOADS.values():
         for section in w.sections:
             parts += section(records)

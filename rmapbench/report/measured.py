@@ -7,13 +7,13 @@ import statistics
 from dataclasses import replace
 from pathlib import Path
 
-from .. import registry, stats, store
+from .. import metrics, phases, registry, repetitions, stats, store
 from ..record import Config
 from ..registry import HOST
 from ..tables import fmt_ratio, ratio_cell, table
 from .compare import config_text
 
-PHASES = ("setup", "builds", "boots", "stats", "plots", "report")
+PHASES = phases.ORDER
 
 
 def clock_line(clock: str) -> str:
@@ -119,6 +119,65 @@ def clocks_compared(analysis: list[stats.ConfigStats]) -> list[str]:
             "they agree.", ""] + table(
         ["experiment", "configuration", "metric", "ratio [95% CI]",
          "ratio on the host clock [95% CI]", "quotient", "agreement"],
+        rows) + [""]
+
+
+def half_width(r: stats.Ratio) -> float:
+    """How far the ratio's 95% interval reaches from it, as a fraction
+    of it (infinite when there is no interval)."""
+    if not r.value or r.low is None or r.high is None:
+        return float("inf")
+    return max(r.high / r.value - 1, 1 - r.low / r.value)
+
+
+Timed = list[tuple[float, stats.ConfigStats, str]]
+
+
+def timed_ratios(analysis: list[stats.ConfigStats]) -> dict[str, Timed]:
+    """clock -> (half width, configuration, metric) of every timed
+    metric a mode compares (not the informational ones), of
+    per-generation records the last generation only."""
+    last: dict[stats.ConfigKey, int] = {}
+    for cs in analysis:
+        if cs.key.generation is not None:
+            k = replace(cs.key, generation=None)
+            last[k] = max(last.get(k, 0), cs.key.generation)
+    out: dict[str, Timed] = {}
+    for cs in analysis:
+        k = cs.key
+        if k.record != metrics.primary_record(k.workload, k.mode) or \
+                (k.generation is not None and
+                 k.generation != last[replace(k, generation=None)]):
+            continue
+        for m in metrics.primary(k.workload, k.mode):
+            c = cs.comparisons.get(m.name)
+            if m.timed and m.direction != metrics.NEUTRAL and c is not None \
+                    and c.ratio.value:
+                out.setdefault(k.clock, []).append(
+                    (half_width(c.ratio), cs, m.name))
+    return out
+
+
+def interval_widths(analysis: list[stats.ConfigStats]) -> list[str]:
+    """Per clock: how many timed ratios lie within the repetitions'
+    target and the widest of them."""
+    rows = []
+    for clock, items in sorted(timed_ratios(analysis).items()):
+        inside = sum(1 for w, _, _ in items if w <= repetitions.TARGET)
+        w, cs, name = max(items, key=lambda t: t[0])
+        reach = "no interval" if w == float("inf") else f"±{w:.1%}"
+        rows.append([clock, str(len(items)), str(inside),
+                     config_text(cs.key), name,
+                     ratio_cell(cs.comparisons[name].ratio), reach])
+    if not rows:
+        return []
+    return ["## Interval widths", "",
+            f"Per guest clock: the timed metrics' {registry.NEW}/"
+            f"{registry.BASE} ratios, how many have a 95% interval within "
+            f"±{repetitions.TARGET:.0%} of the ratio (the target "
+            "repetitions are added for), and the widest.", ""] + table(
+        ["clock", "timed ratios", f"within ±{repetitions.TARGET:.0%}",
+         "widest: configuration", "metric", "ratio [95% CI]", "reach"],
         rows) + [""]
 
 

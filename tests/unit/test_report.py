@@ -233,3 +233,29 @@ def test_a_figures_setting_counts_its_experiments_variants():
     said = rexp.figure_setting(recs, ("fork-rate",))
     assert "icount clock" in said and "host clock" in said
     assert "on 1/2 vCPU" in said
+
+
+def test_interval_widths_count_the_timed_ratios_within_target(text):
+    """Issue 14's CPU-bound goal read off the report: per clock, the
+    timed ratios, how many are within ±3%, and the widest."""
+    from rmapbench import stats
+    from rmapbench.report import measured
+    widths = measured.timed_ratios(stats.analyse(fabricate.full_run()))
+    assert widths
+    rows = section(text, "Interval widths")
+    for clock, items in widths.items():
+        inside = sum(1 for w, _, _ in items if w <= 0.03)
+        assert 0 < len(items) and inside <= len(items)
+        assert f"| {clock} | {len(items)} | {inside} |" in rows
+        widest = max(w for w, _, _ in items)
+        assert all(w >= 0 for w, _, _ in items)
+        assert f"±{widest:.1%}" in rows or "no interval" in rows
+
+
+def test_half_width_reads_the_farther_end():
+    from rmapbench import stats
+    from rmapbench.report import measured
+    r = stats.Ratio(1.0, 0.98, 1.05)
+    assert abs(measured.half_width(r) - 0.05) < 1e-9
+    assert measured.half_width(stats.Ratio(1.0, None, None)) == \
+        float("inf")
