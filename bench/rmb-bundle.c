@@ -709,17 +709,33 @@ static void report(const struct plan *p, const struct result *r)
 	rmb_json_end(&j);
 }
 
-/* The pressure must have reached the data: a quarter of what it was to
- * push out, at least. */
+/*
+ * The pressure must have reached the data: a quarter of what it was to
+ * push out, at least.  A balloon the OOM killer took means reclaim gave
+ * up before the push was done; say what reclaim did meanwhile, since
+ * the cause may be the scheme's (anonmm keeps every page whose walk
+ * skipped a member on a contended mmap_lock: 1 of 14 boots of
+ * bundle-contend W=8 on 2026-12-05) rather than too high a push_pct.
+ */
 static int pressure_failed(const struct plan *p, const struct result *r)
 {
 	long long want = want_pages(p);
+	struct rmb_snap d;
 
 	if (!r->pressure)
 		return 0;
-	if (r->balloon_died || r->balloon_kb < 0) {
-		rmb_error("the balloon %s", r->balloon_died ? "was killed (out "
-			  "of memory: lower push_pct)" : "could not mlock");
+	if (r->balloon_died) {
+		rmb_snap_delta(&d, &r->s_floor, &r->s_pressed);
+		rmb_error("the balloon was OOM-killed before the push was done: "
+			  "reclaim swapped out %lld pages and kept %lld because "
+			  "a walk was contended (%lld failed try-locks in %lld "
+			  "walks); with no contention, lower push_pct",
+			  d.ctr[RMB_C_PSWPOUT], d.ctr[RMB_C_CONTENDED_KEEP],
+			  d.ctr[RMB_C_TRYLOCK], d.ctr[RMB_C_WALK]);
+		return 1;
+	}
+	if (r->balloon_kb < 0) {
+		rmb_error("the balloon could not mlock");
 		return 1;
 	}
 	if (r->done.value * 4 < want) {
