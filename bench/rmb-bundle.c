@@ -712,10 +712,12 @@ static void report(const struct plan *p, const struct result *r)
 /*
  * The pressure must have reached the data: a quarter of what it was to
  * push out, at least.  A balloon the OOM killer took means reclaim gave
- * up before the push was done; say what reclaim did meanwhile, since
- * the cause may be the scheme's (anonmm keeps every page whose walk
- * skipped a member on a contended mmap_lock: 1 of 14 boots of
- * bundle-contend W=8 on 2026-12-05) rather than too high a push_pct.
+ * up before the push was done; say what reclaim did meanwhile (pages
+ * swapped out, and pages kept because their walk met a contended lock:
+ * anonmm keeps those it could not fully walk).  It happens on both
+ * stacks when the swap device lags (bundle-contend W=8 beside a make
+ * test, 2026-12-05: anon_vma 4 of 10 boots with 0 pages kept, anonmm 0
+ * of 10): the balloon faults pages in faster than writeback frees them.
  */
 static int pressure_failed(const struct plan *p, const struct result *r)
 {
@@ -729,7 +731,7 @@ static int pressure_failed(const struct plan *p, const struct result *r)
 		rmb_error("the balloon was OOM-killed before the push was done: "
 			  "reclaim swapped out %lld pages and kept %lld because "
 			  "a walk was contended (%lld failed try-locks in %lld "
-			  "walks); with no contention, lower push_pct",
+			  "walks): give the guest more memory or lower push_pct",
 			  d.ctr[RMB_C_PSWPOUT], d.ctr[RMB_C_CONTENDED_KEEP],
 			  d.ctr[RMB_C_TRYLOCK], d.ctr[RMB_C_WALK]);
 		return 1;
