@@ -509,8 +509,17 @@ static void pressure(struct rmb_family *f, const struct plan *p,
 		rmb_family_detach(f);
 		close(up[0]);
 		close(down[1]);
+		/*
+		 * At most MemAvailable plus the push: with twice the push
+		 * as the bound, a balloon that outran pswpout (a loaded
+		 * host's swap writes) locked what the family's own pages
+		 * and the kernel needed once the data was out, and the
+		 * OOM killer ended the boot (all_unreclaimable; 4 of 10
+		 * anon_vma boots of bundle-contend beside a make test,
+		 * none of 20 of both stacks with this bound, 2026-12-05).
+		 */
 		balloon(up[1], down[0], avail - BALLOON_MARGIN_KB,
-			avail + 2 * push, want_pages(p));
+			avail + push, want_pages(p));
 	}
 	if (pid < 0)
 		rmb_die(RMB_EXIT_FAIL, "fork of the balloon: %s",
@@ -714,10 +723,7 @@ static void report(const struct plan *p, const struct result *r)
  * push out, at least.  A balloon the OOM killer took means reclaim gave
  * up before the push was done; say what reclaim did meanwhile (pages
  * swapped out, and pages kept because their walk met a contended lock:
- * anonmm keeps those it could not fully walk).  It happens on both
- * stacks when the swap device lags (bundle-contend W=8 beside a make
- * test, 2026-12-05: anon_vma 4 of 10 boots with 0 pages kept, anonmm 0
- * of 10): the balloon faults pages in faster than writeback frees them.
+ * anonmm keeps those it could not fully walk).
  */
 static int pressure_failed(const struct plan *p, const struct result *r)
 {
