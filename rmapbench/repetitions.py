@@ -131,15 +131,19 @@ def compared(recs: list[dict], workload: str, mode: str
     return [stats.config_stats(k, s) for k, s in groups]
 
 
+def reach(ratio: stats.Ratio) -> float:
+    """How far the ratio's 95% interval reaches from it, as a fraction
+    of it (infinite when there is no ratio or no interval)."""
+    if not ratio.value or ratio.low is None or ratio.high is None:
+        return float("inf")
+    r = ratio.value
+    return max(ratio.high / r - 1, 1 - ratio.low / r)
+
+
 def within(ratio: stats.Ratio, target: float) -> bool:
     """The ratio's interval lies within +-target of it (a ratio that
     does not exist, or is 0, has nothing repetitions could narrow)."""
-    if not ratio.value:
-        return True
-    if ratio.low is None or ratio.high is None:
-        return False
-    r = ratio.value
-    return max(ratio.high / r - 1, 1 - ratio.low / r) <= target
+    return not ratio.value or reach(ratio) <= target
 
 
 def wide(recs: list[dict], workload: str, mode: str,

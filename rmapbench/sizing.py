@@ -172,7 +172,8 @@ def save(run_id: str, answers: list[Answer]) -> None:
 
 
 def run_searches(searches: list, stacks: list[str], arches: list[str],
-                 run_id: str, accel: str, jobs: int = 2) -> list[Answer]:
+                 run_id: str, accel: str,
+                 jobs: int = runner.SHARED_JOBS) -> list[Answer]:
     """The comparison's searches (workloads.SizeSearch) on the arches
     asked for, each in results/<run_id>-<search>/, the answers saved in
     results/<run_id>/sizing.json.  The bisections of different stacks

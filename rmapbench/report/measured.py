@@ -122,14 +122,6 @@ def clocks_compared(analysis: list[stats.ConfigStats]) -> list[str]:
         rows) + [""]
 
 
-def half_width(r: stats.Ratio) -> float:
-    """How far the ratio's 95% interval reaches from it, as a fraction
-    of it (infinite when there is no interval)."""
-    if not r.value or r.low is None or r.high is None:
-        return float("inf")
-    return max(r.high / r.value - 1, 1 - r.low / r.value)
-
-
 Timed = list[tuple[float, stats.ConfigStats, str]]
 
 
@@ -154,7 +146,7 @@ def timed_ratios(analysis: list[stats.ConfigStats]) -> dict[str, Timed]:
             if m.timed and m.direction != metrics.NEUTRAL and c is not None \
                     and c.ratio.value:
                 out.setdefault(k.clock, []).append(
-                    (half_width(c.ratio), cs, m.name))
+                    (repetitions.reach(c.ratio), cs, m.name))
     return out
 
 

@@ -252,10 +252,9 @@ def test_interval_widths_count_the_timed_ratios_within_target(text):
         assert f"±{widest:.1%}" in rows or "no interval" in rows
 
 
-def test_half_width_reads_the_farther_end():
-    from rmapbench import stats
-    from rmapbench.report import measured
+def test_reach_reads_the_farther_end():
+    from rmapbench import repetitions, stats
     r = stats.Ratio(1.0, 0.98, 1.05)
-    assert abs(measured.half_width(r) - 0.05) < 1e-9
-    assert measured.half_width(stats.Ratio(1.0, None, None)) == \
+    assert abs(repetitions.reach(r) - 0.05) < 1e-9
+    assert repetitions.reach(stats.Ratio(1.0, None, None)) == \
         float("inf")
