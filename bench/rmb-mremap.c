@@ -28,8 +28,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-
-#define RANGE_ALIGN ((size_t)4 << 20)
 #define MAX_R_MB (RMB_32BIT ? 1024 : 1 << 20)
 
 static struct rmb_param params[] = {
@@ -89,19 +87,19 @@ static char *final_addr(const struct run *r)
 /* [guard][A][gap][B][guard], A and B `span` long, guards >= 4 MB */
 static void layout_make(struct layout *l, size_t len, int aligned)
 {
-	size_t span = (len + RANGE_ALIGN - 1) & ~(RANGE_ALIGN - 1);
+	size_t span = (len + RMB_TABLE_SPAN - 1) & ~(RMB_TABLE_SPAN - 1);
 	uintptr_t a;
 
 	l->len = len;
 	l->pages = len / rmb_page;
-	l->res_len = 2 * span + 4 * RANGE_ALIGN + rmb_page;
+	l->res_len = 2 * span + 4 * RMB_TABLE_SPAN + rmb_page;
 	l->res = rmb_reserve(l->res_len);
 	if (!l->res)
 		rmb_die(RMB_EXIT_USAGE, "R_mb=%zu: no room for 2 x %zu MB in "
 			"the address space", len >> 20, len >> 20);
-	a = ((uintptr_t)l->res + 2 * RANGE_ALIGN - 1) & ~(RANGE_ALIGN - 1);
+	a = ((uintptr_t)l->res + 2 * RMB_TABLE_SPAN - 1) & ~(RMB_TABLE_SPAN - 1);
 	l->a = (char *)a;
-	l->b = l->a + span + RANGE_ALIGN + (aligned ? 0 : rmb_page);
+	l->b = l->a + span + RMB_TABLE_SPAN + (aligned ? 0 : rmb_page);
 	if (!rmb_map_anon(l->a, len) || munmap(l->b, len) != 0)
 		rmb_die(RMB_EXIT_FAIL, "mapping the region: %s",
 			strerror(errno));
@@ -224,7 +222,7 @@ static void check_params(size_t len)
 
 	rmb_need_mem_kb((long long)(len >> 10) * (shared ? 2 : 1) + 16384,
 			swapped, "R_mb");
-	rmb_need_addr_space(2 * (uint64_t)len + 4 * RANGE_ALIGN, "R_mb");
+	rmb_need_addr_space(2 * (uint64_t)len + 4 * RMB_TABLE_SPAN, "R_mb");
 }
 
 static void report(const struct run *r)

@@ -21,8 +21,22 @@
  *   pageout cannot unmap (its index names another address: the walk can
  *   never find it).
  *
- * Without swap (or on a host) the pages never go out: the rounds run, but
- * checked_count is 0.
+ * mremap-kill: a child moves a region of whole page tables that it
+ *   shares with its live parent (anonmm copies every page as it moves),
+ *   and the parent SIGKILLs it somewhere in the move: round 0 times a
+ *   whole move, the others kill at 10% to 90% of that time.  anonmm stops
+ *   a move at a kill rather than copy more pages for a dying task, and
+ *   moves back what it moved (move_vma's error path): into the old page
+ *   tables its forward move emptied pte by pte but left in place, which a
+ *   move back by whole tables once met with a WARNING in
+ *   move_normal_pmd().  anon_vma moves the tables whole, too fast to be
+ *   caught inside.  killed_inside_count counts the kills that landed
+ *   inside mremap().  Failures: round 0's move failing or mismatching,
+ *   the parent's pages mismatching, a pageout of them missing one, the
+ *   child dying of anything but the kill.
+ *
+ * Without swap (or on a host) nothing is pushed out: the rounds run, but
+ * checked_count is 0 (the pageout checks are not made).
  *
  * Result: one "summary" line with the rounds run and the failures of
  * each kind; an RMB-ERROR line per failing round (the first few).
@@ -32,9 +46,11 @@
 
 #include <errno.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -42,8 +58,8 @@
 #define ERRORS_SHOWN 5
 
 static struct rmb_param params[] = {
-	{ .key = "mode", .choices = "mremap-swapin", .sdef = "mremap-swapin",
-	  .help = "the race to drive" },
+	{ .key = "mode", .choices = "mremap-swapin|mremap-kill",
+	  .sdef = "mremap-swapin", .help = "the race to drive" },
 	{ .key = "pages", .def = 256, .min = 16, .max = 1 << 18,
 	  .help = "pages of the region moved in each round" },
 	{ .key = "rounds", .def = 300, .min = 1, .max = 100000,
@@ -55,13 +71,24 @@ static struct rmb_param params[] = {
 
 /* One shared page: the start line, and what the child found. */
 struct line {
-	atomic_int ready, go, moved;
+	atomic_int ready, go, moved, started, finished;
 	long long child_bad, child_missed, child_present, child_errno;
+	long long move_ns;
 };
 
 struct tally {
 	long long rounds, mremap_failed, parent_bad, child_bad, missed;
 	long long not_swapped, child_died, moved_pages;
+	long long killed_inside, killed_after;
+};
+
+/* What a round of a mode needs besides its tally and its number. */
+struct race {
+	struct line *l;
+	size_t pages;
+	uint64_t seed;
+	char *src, *dst;	/* mremap-kill: two holes of whole tables */
+	long long full_ns;	/* mremap-kill: round 0's whole move */
 };
 
 static int ncpus;
@@ -138,10 +165,13 @@ static void report_round(struct tally *t, long long round, const char *what,
 		rmb_error("round %lld: %s (%lld)", round, what, n);
 }
 
-/* One round; adds what went wrong to t. */
-static void round_once(struct tally *t, struct line *l, size_t pages,
-		       uint64_t seed, long long round)
+/* One mremap-swapin round; adds what went wrong to t. */
+static void round_swapin(struct tally *t, const struct race *rc,
+			 long long round)
 {
+	struct line *l = rc->l;
+	size_t pages = rc->pages;
+	uint64_t seed = rc->seed + (uint64_t)round;
 	size_t len = pages * rmb_page;
 	char *p = rmb_map_anon(NULL, len);
 	char *dst = rmb_reserve(len);
@@ -204,35 +234,167 @@ static void round_once(struct tally *t, struct line *l, size_t pages,
 	t->rounds++;
 }
 
+/*
+ * The mover: move the shared region on CPU 1 at the parent's go, say
+ * when the move started, how long it took and whether it ended; then
+ * check what it moved.
+ */
+static void __attribute__((noreturn))
+mover(struct line *l, const struct race *rc, uint64_t seed)
+{
+	size_t len = rc->pages * rmb_page;
+	uint64_t t0;
+	char *moved;
+
+	pin(1);
+	atomic_store(&l->ready, 1);
+	spin_until(&l->go);
+	t0 = rmb_now_ns();
+	atomic_store(&l->started, 1);
+	moved = mremap(rc->src, len, len, MREMAP_MAYMOVE | MREMAP_FIXED,
+		       rc->dst);
+	l->move_ns = (long long)(rmb_now_ns() - t0);
+	l->child_errno = moved == MAP_FAILED ? errno : 0;
+	atomic_store(&l->finished, 1);
+	if (moved != MAP_FAILED)
+		l->child_bad = (long long)rmb_verify(moved, rc->pages, seed,
+						     0, 0);
+	_exit(0);
+}
+
+/* Sleep ns nanoseconds (across signals). */
+static void sleep_ns(long long ns)
+{
+	struct timespec ts = { .tv_sec = ns / 1000000000,
+			       .tv_nsec = ns % 1000000000 };
+
+	while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+		;
+}
+
+/* The mover's end: killed (inside or after its move), or exited. */
+static void kill_outcome(struct tally *t, const struct line *l,
+			 long long round, int status)
+{
+	if (WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL) {
+		if (atomic_load(&l->finished))
+			t->killed_after++;
+		else
+			t->killed_inside++;
+		return;
+	}
+	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+		t->child_died++;
+		report_round(t, round, "mover ended abnormally", status);
+		return;
+	}
+	if (l->child_errno) {
+		t->mremap_failed++;
+		report_round(t, round, "mover: mremap failed", l->child_errno);
+	} else if (l->child_bad) {
+		t->child_bad++;
+		report_round(t, round, "mover: pages mismatch", l->child_bad);
+	}
+}
+
+/*
+ * One mremap-kill round: round 0 times a whole move; every other kills
+ * the mover at (round % 9 + 1) tenths of that.  Then the parent's own
+ * pages must hold, and (with swap) a pageout must find every one.
+ */
+static void round_kill(struct tally *t, struct race *rc, long long round)
+{
+	struct line *l = rc->l;
+	uint64_t seed = rc->seed + (uint64_t)round;
+	size_t len = rc->pages * rmb_page;
+	struct rmb_pageout po = { 0 };
+	pid_t pid;
+	int status, err;
+
+	if (!rmb_map_anon(rc->src, len))
+		rmb_die(RMB_EXIT_FAIL, "mmap of %zu bytes: %s", len,
+			strerror(errno));
+	rmb_fill(rc->src, rc->pages, seed, 0);
+	memset(l, 0, sizeof(*l));
+	pid = rmb_fork();
+	if (pid < 0)
+		rmb_die(RMB_EXIT_FAIL, "fork: %s", strerror(errno));
+	if (pid == 0)
+		mover(l, rc, seed);
+	spin_until(&l->ready);
+	atomic_store(&l->go, 1);
+	if (round > 0) {
+		spin_until(&l->started);
+		sleep_ns(rc->full_ns * (round % 9 + 1) / 10);
+		kill(pid, SIGKILL);
+	}
+	if (waitpid(pid, &status, 0) != pid)
+		rmb_die(RMB_EXIT_FAIL, "waitpid: %s", strerror(errno));
+	kill_outcome(t, l, round, status);
+	if (round == 0)
+		rc->full_ns = l->move_ns > 0 ? l->move_ns : 1;
+	if (atomic_load(&l->finished) && !l->child_errno)
+		t->moved_pages += (long long)rc->pages;
+	if (rmb_verify(rc->src, rc->pages, seed, 0, 0)) {
+		t->parent_bad++;
+		report_round(t, round, "parent: pages mismatch", 0);
+	}
+	err = checked ? rmb_pageout_check(rc->src, rc->pages, &po) : 0;
+	if (err > 0)
+		rmb_die(RMB_EXIT_FAIL, "MADV_PAGEOUT: %s", strerror(err));
+	if (po.missed) {
+		t->missed++;
+		report_round(t, round, "parent: pages still present after "
+			     "MADV_PAGEOUT (the walk did not find them)",
+			     po.missed);
+	}
+	munmap(rc->src, len);
+	t->rounds++;
+}
+
 int main(int argc, char **argv)
 {
 	struct rmb_snap a, b, d;
 	struct tally t = { 0 };
+	struct race rc = { 0 };
 	struct rmb_json j;
-	struct line *l;
-	size_t pages;
+	size_t pages, len;
 	long long failures;
-	uint64_t seed;
+	int kill_mode;
 
 	rmb_init("race");
 	rmb_parse_args(params, argc, argv);
 	pages = (size_t)rmb_arg("pages");
-	seed = (uint64_t)rmb_arg("seed");
+	len = pages * rmb_page;
+	kill_mode = rmb_mode_is("mremap-kill");
 	ncpus = (int)sysconf(_SC_NPROCESSORS_ONLN);
-	rmb_need_mem_kb((long long)(2 * pages * rmb_page / 1024), 1,
-			"the region, twice");
+	rmb_need_mem_kb((long long)(2 * len / 1024), 1, "the region, twice");
+	rmb_need_addr_space(2 * (uint64_t)len + 8 * RMB_TABLE_SPAN, "pages");
 	/* a host (no /proc/rmapbench) or no swap: the races need swap */
 	checked = strcmp(rmb_scheme(), "unknown") != 0 &&
 		  rmb_meminfo_kb("SwapFree") >=
 		  (long long)(4 * pages * rmb_page / 1024);
-	l = mmap(NULL, rmb_page, PROT_READ | PROT_WRITE,
-		 MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-	if (l == MAP_FAILED)
+	rc.pages = pages;
+	rc.seed = (uint64_t)rmb_arg("seed");
+	rc.l = mmap(NULL, rmb_page, PROT_READ | PROT_WRITE,
+		    MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (rc.l == MAP_FAILED)
 		rmb_die(RMB_EXIT_FAIL, "mmap: %s", strerror(errno));
+	if (kill_mode) {
+		rc.src = rmb_hole(len, 0);
+		rc.dst = rmb_hole(len, 0);
+		if (!rc.src || !rc.dst)
+			rmb_die(RMB_EXIT_FAIL, "reserving 2 x %zu bytes: %s",
+				len, strerror(errno));
+	}
 	pin(0);
 	rmb_snap_take(&a);
-	for (long long r = 0; r < rmb_arg("rounds"); r++)
-		round_once(&t, l, pages, seed + (uint64_t)r, r);
+	for (long long r = 0; r < rmb_arg("rounds"); r++) {
+		if (kill_mode)
+			round_kill(&t, &rc, r);
+		else
+			round_swapin(&t, &rc, r);
+	}
 	rmb_snap_take(&b);
 	rmb_snap_delta(&d, &a, &b);
 	failures = t.mremap_failed + t.parent_bad + t.child_bad + t.missed +
@@ -250,6 +412,9 @@ int main(int argc, char **argv)
 	rmb_json_int(&j, "child_died_count", t.child_died);
 	rmb_json_int(&j, "not_swapped_count", t.not_swapped);
 	rmb_json_int(&j, "moved_pages", t.moved_pages);
+	rmb_json_int(&j, "killed_inside_count", t.killed_inside);
+	rmb_json_int(&j, "killed_after_count", t.killed_after);
+	rmb_json_int(&j, "full_move_ns", rc.full_ns);
 	rmb_json_delta(&j, &d);
 	rmb_json_end(&j);
 	return failures ? RMB_EXIT_FAIL : 0;

@@ -53,7 +53,6 @@
 
 #define MAX_SLOTS 16
 #define MAX_REGIONS 8
-#define ALIGN_BYTES ((size_t)4 << 20)	/* a PMD on i386 (2-level), 2 on x86_64 */
 #define BLOB_ARGS 8
 #define BLOB_LEN (32 * 1024 - 1)	/* under MAX_ARG_STRLEN with its NUL */
 #define CMD_TIMEOUT_MS 120000
@@ -164,21 +163,6 @@ static void reply(struct rep *r, int op)
 		_exit(RMB_EXIT_FAIL);	/* the controller is gone */
 }
 
-/* A hole of len bytes (+ offset) inside a PROT_NONE reservation whose
- * start is ALIGN_BYTES aligned: the region placed there has PROT_NONE
- * neighbours (no merge) and may move whole page tables. */
-static char *hole(size_t len, size_t offset)
-{
-	size_t res_len = len + offset + 3 * ALIGN_BYTES;
-	char *res = rmb_reserve(res_len);
-	uintptr_t a;
-
-	if (!res)
-		return NULL;
-	a = ((uintptr_t)res + 2 * ALIGN_BYTES - 1) & ~(ALIGN_BYTES - 1);
-	return (char *)a + offset;
-}
-
 static struct region *region(int i)
 {
 	if (i < 0 || i >= MAX_REGIONS)
@@ -203,7 +187,7 @@ static int op_map(int ri, size_t pages)
 {
 	struct region *r = region(ri);
 	size_t len = pages * rmb_page;
-	char *p = hole(len, 0);
+	char *p = rmb_hole(len, 0);
 	uint32_t s = new_seed();
 
 	if (!p || !rmb_map_anon(p, len))
@@ -416,7 +400,7 @@ static int op_move(int ri, int how, int ri2)
 	switch (how) {
 	case MV_ALIGNED:
 	case MV_SHIFTED:
-		dst = hole(len, how == MV_SHIFTED ? rmb_page : 0);
+		dst = rmb_hole(len, how == MV_SHIFTED ? rmb_page : 0);
 		if (!dst)
 			return ENOMEM;
 		p = mremap(r->base, len, len, MREMAP_MAYMOVE | MREMAP_FIXED,
@@ -428,7 +412,7 @@ static int op_move(int ri, int how, int ri2)
 	case MV_HALF:	/* the upper half moves; it becomes region ri2 */
 		r2 = region(ri2);
 		half = r->pages / 2;
-		dst = hole((r->pages - half) * rmb_page, rmb_page);
+		dst = rmb_hole((r->pages - half) * rmb_page, rmb_page);
 		if (!dst || r2->base)
 			return ENOMEM;
 		p = mremap(r->base + half * rmb_page, (r->pages - half) *
@@ -445,7 +429,7 @@ static int op_move(int ri, int how, int ri2)
 		return 0;
 	case MV_DONTUNMAP:	/* the old range stays, empty: region ri2 */
 		r2 = region(ri2);
-		dst = hole(len, 0);
+		dst = rmb_hole(len, 0);
 		if (!dst || r2->base)
 			return ENOMEM;
 		p = mremap(r->base, len, len, MREMAP_MAYMOVE | MREMAP_FIXED |
@@ -459,7 +443,7 @@ static int op_move(int ri, int how, int ri2)
 		region_move_to(r, dst);
 		return 0;
 	case MV_GROW:	/* moves to a hole twice the size; the tail reads 0 */
-		dst = hole(2 * len, 0);
+		dst = rmb_hole(2 * len, 0);
 		if (!dst)
 			return ENOMEM;
 		p = mremap(r->base, len, 2 * len, MREMAP_MAYMOVE |
@@ -1359,8 +1343,8 @@ static void check_params(void)
 	/* the family's private copies: at most every member's own set */
 	rmb_need_mem_kb((long long)(pages * rmb_page >> 10) * 3 + 16384, 1,
 			"pages");
-	rmb_need_addr_space(16 * (uint64_t)pages * rmb_page + 32 * ALIGN_BYTES,
-			    "pages");
+	rmb_need_addr_space(16 * (uint64_t)pages * rmb_page +
+			    32 * RMB_TABLE_SPAN, "pages");
 }
 
 int main(int argc, char **argv)

@@ -110,6 +110,10 @@ STACKS: tuple[Stack, ...] = (
                  SchemeRule("torture", "all", None, (_COPIES,)),
                  SchemeRule("torture", "exit", 1, (_ORPHANS,)),
                  SchemeRule("torture", "all", 1, (_ORPHANS,)),
+                 # rmb-race: its move copies page by page, so kills land
+                 # inside it (anon_vma's moves whole tables: too fast)
+                 SchemeRule("race", "mremap-kill", None, (
+                     ("killed_inside_count", ">", 0), _COPIES)),
                  # rmb-orphan: the exited child's anonmm, pinned by the
                  # pages it mapped first, until the walk re-points them
                  SchemeRule("orphan", "child", None, (

@@ -120,6 +120,17 @@ void *rmb_reserve(size_t bytes)
 	return p == MAP_FAILED ? NULL : p;
 }
 
+void *rmb_hole(size_t bytes, size_t offset)
+{
+	char *res = rmb_reserve(bytes + offset + 3 * RMB_TABLE_SPAN);
+	uintptr_t a;
+
+	if (!res)
+		return NULL;
+	a = ((uintptr_t)res + 2 * RMB_TABLE_SPAN - 1) & ~(RMB_TABLE_SPAN - 1);
+	return (char *)a + offset;
+}
+
 void *rmb_map_anon(void *addr, size_t bytes)
 {
 	int flags = MAP_PRIVATE | MAP_ANONYMOUS | (addr ? MAP_FIXED : 0);

@@ -216,6 +216,13 @@ long long rmb_avail_kb(int with_swap);
 void rmb_need_mem_kb(long long kb, int with_swap, const char *what);
 void rmb_need_addr_space(uint64_t bytes, const char *what);
 void *rmb_reserve(size_t bytes);	/* PROT_NONE; NULL on failure */
+/* A page table's span: one PMD on i386 (2-level paging), two on x86_64 */
+#define RMB_TABLE_SPAN ((size_t)4 << 20)
+/* A PROT_NONE hole of bytes at offset past an RMB_TABLE_SPAN boundary,
+ * with at least a span reserved on either side: a region placed there has
+ * no neighbour to merge with, and moves between two such holes may move
+ * whole page tables.  NULL on failure. */
+void *rmb_hole(size_t bytes, size_t offset);
 void *rmb_map_anon(void *addr, size_t bytes); /* RW, MAP_FIXED if addr */
 /*
  * Balloon, for a child process: touch kb of new anonymous memory in maps

@@ -135,26 +135,39 @@ def torture_test(mode: str, group: str, args: str, name: str | None = None,
                 expect=expect, swap=True)
 
 
-# rmb-race: every round must pass, on an SMP guest (the races need two
-# CPUs), and its pages must have gone out (else nothing was raced)
+# rmb-race: every round must pass, and its pages must have gone out (else
+# nothing was checked); mremap-swapin only races on two CPUs or more,
+# mremap-kill (a kill against a move) on one too
 RACE_EXPECT = (("rounds_count", ">", 0), ("failed_rounds_count", "==", 0),
-               ("checked_count", "==", 1), ("cpus_count", ">=", 2),
-               ("not_swapped_count", "==", 0))
-# rmb-inject: injection set up, operations done, no page wrong, and no
-# sweep cut off before the operation ran out of allocations to fail
-INJECT_EXPECT = (("injectable_count", "==", 1), ("operations_count", ">", 0),
-                 ("failed_calls_count", ">", 0), ("mismatch_pages", "==", 0),
-                 ("exhausted_sweeps_count", "==", 0))
+               ("checked_count", "==", 1), ("not_swapped_count", "==", 0))
+RACE_MODE = {
+    "mremap-swapin": ("mremap racing a sibling's swap-in of the same pages, "
+                      "pinned to two CPUs, round after round",
+                      (("cpus_count", ">=", 2),)),
+    "mremap-kill": ("a child killed in the middle of moving whole page "
+                    "tables it shares with its parent: the move goes "
+                    "back; the parent's pages hold and are found", ()),
+}
+
+# 16 MB: four page tables on i386, eight on x86_64; 19 rounds: two kills
+# at each tenth of a move from 10% to 90%
+RACE_KILL_ARGS = "pages=4096 rounds=19"
 
 
 def race_test(mode: str, group: str, args: str, vcpus: int | None = None
               ) -> Test:
     suffix = f"-smp{vcpus}" if vcpus else ""
+    what, extra = RACE_MODE[mode]
     return Test(f"race-{mode}{suffix}", "race", group,
                 plan.run("rmb-race", f"mode={mode} {args}".strip()),
-                "mremap racing a sibling's swap-in of the same pages, "
-                "pinned to two CPUs, round after round", swap=True,
-                expect=RACE_EXPECT, vcpus=vcpus)
+                what, swap=True, expect=RACE_EXPECT + extra, vcpus=vcpus)
+
+
+# rmb-inject: injection set up, operations done, no page wrong, and no
+# sweep cut off before the operation ran out of allocations to fail
+INJECT_EXPECT = (("injectable_count", "==", 1), ("operations_count", ">", 0),
+                 ("failed_calls_count", ">", 0), ("mismatch_pages", "==", 0),
+                 ("exhausted_sweeps_count", "==", 0))
 
 
 # rmb-orphan: what an orphan pins, a walk frees (the scheme's own rule in
@@ -217,6 +230,7 @@ def quick_catalogue() -> tuple[list[Group], list[Test]]:
     groups = [Group("quick", {"i386": 192, "x86_64": 256}, 900.0, smp=2)]
     tests = [torture_test(m, "quick", "pages=256 N=4") for m in TORTURE_MODE]
     tests.append(race_test("mremap-swapin", "quick", "pages=256 rounds=300"))
+    tests.append(race_test("mremap-kill", "quick", RACE_KILL_ARGS))
     tests.append(orphan_test("quick"))
     tests.append(forkcopy_test("quick"))
     tests += [selftest(n, "quick") for n in QUICK_SELFTESTS]
@@ -232,7 +246,8 @@ def smp_tests(group: str, vcpus: int) -> list[Test]:
                  f"every scenario on {vcpus} vCPUs", expect=t.expect,
                  swap=True, vcpus=vcpus),
             race_test("mremap-swapin", group, "pages=256 rounds=600",
-                      vcpus=vcpus)]
+                      vcpus=vcpus),
+            race_test("mremap-kill", group, RACE_KILL_ARGS, vcpus=vcpus)]
 
 
 def full_catalogue() -> tuple[list[Group], list[Test]]:
@@ -249,6 +264,7 @@ def full_catalogue() -> tuple[list[Group], list[Test]]:
                               "pages=512 N=8 rounds=3 seed=7",
                               name="torture-all-wide"))
     tests.append(inject_test("torture"))
+    tests.append(race_test("mremap-kill", "torture", RACE_KILL_ARGS))
     tests.append(orphan_test("torture"))
     tests.append(forkcopy_test("torture"))
     tests += smp_tests("torture", 2) + smp_tests("torture", 4)
