@@ -122,7 +122,7 @@ def cmd_size(args: argparse.Namespace) -> int:
     sizing.save(run_id, answers)
     for a in answers:
         print(a.text())
-    return 0
+    return 1 if sizing.faulted(answers) else 0
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
@@ -141,12 +141,17 @@ def cmd_compare(args: argparse.Namespace) -> int:
             exps, stacks, arches, args.reps, args.run_id,
             "compare-full" if args.full else "compare", args.accel,
             args.jobs)
+    answers = []
     if searches:
         with watch.phase("sizing"):
-            sizing.run_searches(searches, stacks, arches, rdir.name,
-                                guest.choose_accel(args.accel),
-                                max(1, args.jobs))
-    return finish(rdir, args.no_report, watch)
+            answers = sizing.run_searches(searches, stacks, arches,
+                                          rdir.name,
+                                          guest.choose_accel(args.accel),
+                                          max(1, args.jobs))
+    rc = finish(rdir, args.no_report, watch)
+    for a in sizing.faulted(answers):
+        print(f"size search {a.what}: {a.text()}")
+    return 1 if sizing.faulted(answers) else rc
 
 
 def finish(rdir: Path, no_report: bool,

@@ -1,6 +1,8 @@
 """Memory sizing per scheme: the smallest guest, to within a step, in
 which a workload completes (no boot failure: no OOM kill, no fault), or
-completes without swapping a page out.
+completes without swapping a page out.  A probe whose kernel faulted
+(BUG, WARNING, Oops...) says nothing about memory: the search stops
+there, and its answer is a failure naming the fault.
 
 A bisection over guest memory for each stack apart, one boot a probe,
 assuming what is searched for holds from some size on (more memory never
@@ -55,9 +57,14 @@ class Answer:
     smallest: int | None    # None: not even at hi
     below: int | None       # the largest size probed that fell short
     probes: dict[int, bool]  # size -> held
+    fault: str | None = None  # the probe whose kernel faulted, and how
 
     def text(self) -> str:
         head = f"{self.stack} ({self.arch}): {SAYS[self.goal]}"
+        if self.fault:
+            return (f"{self.stack} ({self.arch}): FAILED, no answer: the "
+                    f"kernel faulted in the probe of {self.fault} (a broken "
+                    "kernel: see that boot's console)")
         if self.smallest is None:
             return f"{head} in no size up to {self.hi} MB"
         if self.below is None:
@@ -93,6 +100,19 @@ def bisect(held: Callable[[int], bool], lo: int, hi: int, step: int
     return good, bad
 
 
+class ProbeFault(Exception):
+    """A probe's kernel faulted: the search cannot go on."""
+
+
+def kernel_fault(recs: list[dict]) -> str | None:
+    """The first kernel fault among a probe's failed records."""
+    for r in recs:
+        if stats.is_failed(r) and \
+                str(r.get("failure", "")).startswith("kernel fault"):
+            return str(r["failure"])
+    return None
+
+
 def what(exp: experiments.Experiment) -> str:
     """'mremap shared K=16 R_mb=16': the one configuration of exp."""
     (point,) = experiments.points(exp)
@@ -119,15 +139,24 @@ def search(exp: experiments.Experiment, stack: str, arch: str, goal: str,
         recs = [r for r in store.load_records(rdir)
                 if r.get("stack") == stack
                 and Config.of(r) == point.config]
+        fault = kernel_fault(recs)
+        if fault:
+            print(f"size {stack} {arch}: {mem} MB: {fault}: the search "
+                  "stops", flush=True)
+            raise ProbeFault(f"{mem} MB: {fault}")
         probes[mem] = GOALS[goal](recs)
         print(f"size {stack} {arch}, probe {len(probes)} of at most "
               f"{most_probes(lo, hi, step)}: {mem} MB: "
               f"{goal} {'yes' if probes[mem] else 'no'}", flush=True)
         return probes[mem]
 
-    smallest, below = bisect(held, lo, hi, step)
+    try:
+        smallest, below = bisect(held, lo, hi, step)
+        fault = None
+    except ProbeFault as e:
+        smallest, below, fault = None, None, str(e)
     return Answer(text or what(exp), stack, arch, goal, lo, hi, step,
-                  smallest, below, dict(sorted(probes.items())))
+                  smallest, below, dict(sorted(probes.items())), fault)
 
 
 def check_single(exp: experiments.Experiment) -> None:
@@ -146,6 +175,10 @@ def load(rdir: Path) -> list[Answer]:
     return [Answer(**{"what": "", **a, "probes": {
         int(k): v for k, v in a["probes"].items()}})
             for a in json.loads(path.read_text())]
+
+
+def faulted(answers: list[Answer]) -> list[Answer]:
+    return [a for a in answers if a.fault]
 
 
 def lines(rdir: Path) -> list[str]:

@@ -181,3 +181,39 @@ def test_compare_refuses_searches_alone(tmp_path):
         env={"RMAPBENCH_RESULTS": str(tmp_path), "PATH": "/usr/bin:/bin"})
     assert res.returncode == 2
     assert "names only size searches" in res.stderr
+
+
+def test_a_kernel_fault_in_a_probe_stops_the_search_as_a_failure(
+        monkeypatch):
+    """A probe whose kernel faulted says nothing about memory: the search
+    stops there, its answer is a failure naming the probe and the fault
+    (not "does not fit"), and the other probes are kept."""
+    from types import SimpleNamespace
+    from rmapbench import workloads
+    fault = "kernel fault (WARNING, cut here) at console line 615"
+    by_mem = {512: [rec(pswpout_pages=3)], 64: [rec(failed=True)],
+              288: [dict(rec(failed=True), failure=fault)]}
+    probe_mem = []
+
+    def run_experiments(exps, *args):
+        (mem,) = exps[0].mem_mb["x86_64"]
+        probe_mem.append(mem)
+        return mem
+    monkeypatch.setattr(sizing.runner, "run_experiments", run_experiments)
+    monkeypatch.setattr(sizing.store, "load_records",
+                        lambda mem: [dict(r, stack="anonmm")
+                                     for r in by_mem[mem]])
+    monkeypatch.setattr(sizing.experiments, "sweep_points",
+                        lambda exp, arches: [SimpleNamespace(config="c")])
+    monkeypatch.setattr(sizing, "Config", SimpleNamespace(of=lambda r: "c"))
+    (s,) = [s for s in workloads.searches() if s.name == "size-mremap-moves"]
+    answer = sizing.search(s.experiment, "anonmm", "x86_64", "completes", 64,
+                           512, 16, "run", "tcg")
+    assert probe_mem == [512, 64, 288]
+    assert answer.fault == f"288 MB: {fault}"
+    assert answer.smallest is None and answer.probes == {512: True, 64: False}
+    assert answer.text().startswith("anonmm (x86_64): FAILED, no answer: "
+                                    "the kernel faulted in the probe of "
+                                    "288 MB: kernel fault (WARNING")
+    assert sizing.faulted([answer]) == [answer]
+    assert sizing.kernel_fault(by_mem[64]) is None
