@@ -42,6 +42,17 @@ def test_race_rounds_run_unchecked_on_a_host(out):
     assert rec["cpus_count"] >= 1
 
 
+def test_race_kill_rounds_run_on_a_host(out):
+    """mremap-kill: round 0 moves whole, the others kill the mover
+    somewhere; every round ends, none fails, the parent's pages hold."""
+    rec = one_result(out, "rmb-race", "mode=mremap-kill", "pages=1024",
+                     "rounds=4")
+    assert rec["mode"] == "mremap-kill" and rec["rounds_count"] == 4
+    assert rec["failed_rounds_count"] == 0 and rec["full_move_ns"] > 0
+    assert rec["moved_pages"] >= 1024
+    assert rec["killed_inside_count"] + rec["killed_after_count"] <= 3
+
+
 def test_idle_reports_counts_that_held_still(out):
     rec = one_result(out, "rmb-idle", "still_ms=200", "poll_ms=20")
     assert rec["record"] == "idle" and rec["still"] == 1
