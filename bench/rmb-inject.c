@@ -15,7 +15,12 @@
  * mremap:  move a region: alone (sole member: page tables move whole),
  *          shared with a child (pages copied as they move), and pushed
  *          out and shared (swap entries move, the child copies at
- *          swap-in); the child verifies its own view afterwards
+ *          swap-in); the child verifies its own view afterwards.  Also
+ *          shared and two table spans long between 4 MB-aligned holes,
+ *          failed every eighth of the way: the move back after the
+ *          failure meets old tables emptied pte by pte (once a WARNING
+ *          in move_normal_pmd), and a pageout must then find every page
+ *          the mover maps alone
  * fork:    fork a process mapping a region; the child verifies it
  * exec:    a child execs this program (bprm_mm_init: a fresh mm and its
  *          rmap object, freed again if exec fails)
@@ -68,6 +73,7 @@ static struct rmb_param params[] = {
 struct tally {
 	long long ops, failed, survived, bad, exhausted;
 	long long killed;	/* execs failed past the point of no return */
+	long long tables_failed;	/* MV_TABLES moves failed (and back) */
 };
 
 static size_t npages;
@@ -140,30 +146,31 @@ static int injected(void)
 
 /* ---- regions ---------------------------------------------------------- */
 
-static char *region(uint64_t seed)
+/* pages of a region, filled; at an address (a hole) if at is set */
+static char *region(uint64_t seed, size_t pages, char *at)
 {
-	char *p = rmb_map_anon(NULL, npages * rmb_page);
+	char *p = rmb_map_anon(at, pages * rmb_page);
 
 	if (!p)
 		rmb_die(RMB_EXIT_FAIL, "mmap: %s", strerror(errno));
-	rmb_fill(p, npages, seed, 0);
+	rmb_fill(p, pages, seed, 0);
 	return p;
 }
 
 static void check(struct tally *t, const char *what, long long nth,
-		  const char *p, uint64_t seed)
+		  const char *p, size_t pages, uint64_t seed)
 {
-	size_t bad = rmb_verify(p, npages, seed, 0, 0);
+	size_t bad = rmb_verify(p, pages, seed, 0, 0);
 
 	if (bad) {
 		t->bad += (long long)bad;
 		rmb_error("%s, fail-nth %lld: %zu of %zu pages mismatch", what,
-			  nth, bad, npages);
+			  nth, bad, pages);
 	}
 }
 
 /* A child that waits for a byte on fd, verifies p, exits 0 or 1. */
-static pid_t holder(int fd, const char *p, uint64_t seed)
+static pid_t holder(int fd, const char *p, size_t pages, uint64_t seed)
 {
 	pid_t pid = rmb_fork();
 	char c;
@@ -172,7 +179,7 @@ static pid_t holder(int fd, const char *p, uint64_t seed)
 		return pid;
 	if (read(fd, &c, 1) != 1)
 		_exit(3);
-	_exit(rmb_verify(p, npages, seed, 0, 0) ? 1 : 0);
+	_exit(rmb_verify(p, pages, seed, 0, 0) ? 1 : 0);
 }
 
 static void reap(struct tally *t, const char *what, long long nth,
@@ -190,23 +197,56 @@ static void reap(struct tally *t, const char *what, long long nth,
 
 /* ---- operations: each returns 1 if injection hit (go on), else 0 ---- */
 
-enum { MV_ALONE, MV_SHARED, MV_SWAPPED };
+enum { MV_ALONE, MV_SHARED, MV_SWAPPED, MV_TABLES };
 static const char *const mv_name[] = { "mremap alone", "mremap shared",
-				       "mremap swapped" };
+				       "mremap swapped",
+				       "mremap shared tables" };
+
+/* MV_TABLES: two table spans, between 4 MB-aligned holes */
+#define TABLES_PAGES (2 * RMB_TABLE_SPAN / rmb_page)
+
+/*
+ * After a failed move of MV_TABLES, every page the mover maps alone (the
+ * copies its move made, then moved back) must be found by a pageout: the
+ * move back put each index back with its pte.
+ */
+static void check_found(struct tally *t, long long nth, char *p,
+			size_t pages)
+{
+	struct rmb_pageout po = { 0 };
+	int err;
+
+	if (rmb_meminfo_kb("SwapFree") < (long long)(2 * pages * rmb_page /
+						     1024))
+		return;		/* nowhere to push them: not checked */
+	err = rmb_pageout_check(p, pages, &po);
+	if (err > 0)
+		rmb_die(RMB_EXIT_FAIL, "MADV_PAGEOUT: %s", strerror(err));
+	if (po.missed) {
+		t->bad += po.missed;
+		rmb_error("%s, fail-nth %lld: %lld of %lld pages still present "
+			  "after MADV_PAGEOUT (the walk did not find them)",
+			  mv_name[MV_TABLES], nth, po.missed, po.candidates);
+	}
+}
 
 static int op_mremap(struct tally *t, int kind, long long nth, uint64_t seed)
 {
-	size_t len = npages * rmb_page;
-	char *p = region(seed), *dst = rmb_reserve(len), *moved;
+	size_t pages = kind == MV_TABLES ? TABLES_PAGES : npages;
+	size_t len = pages * rmb_page;
+	char *at = kind == MV_TABLES ? rmb_hole(len, 0) : NULL;
+	char *dst = kind == MV_TABLES ? rmb_hole(len, 0) : rmb_reserve(len);
+	char *p, *moved;
 	pid_t pid = 0;
 	int go[2], hit, err;
 
-	if (!dst || pipe(go) != 0)
+	if (!dst || (kind == MV_TABLES && !at) || pipe(go) != 0)
 		rmb_die(RMB_EXIT_FAIL, "mmap/pipe: %s", strerror(errno));
+	p = region(seed, pages, at);
 	if (kind == MV_SWAPPED)
 		madvise(p, len, MADV_PAGEOUT);
 	if (kind != MV_ALONE)
-		pid = holder(go[0], p, seed);
+		pid = holder(go[0], p, pages, seed);
 	fail_nth(nth);
 	moved = mremap(p, len, len, MREMAP_MAYMOVE | MREMAP_FIXED, dst);
 	err = errno;
@@ -217,11 +257,14 @@ static int op_mremap(struct tally *t, int kind, long long nth, uint64_t seed)
 			rmb_die(RMB_EXIT_FAIL, "%s, fail-nth %lld: mremap: %s",
 				mv_name[kind], nth, strerror(err));
 		t->failed++;
+		t->tables_failed += kind == MV_TABLES;
 		moved = p;	/* the old mapping keeps every page */
 	} else if (hit) {
 		t->survived++;
 	}
-	check(t, mv_name[kind], nth, moved, seed);
+	check(t, mv_name[kind], nth, moved, pages, seed);
+	if (kind == MV_TABLES && moved == p)
+		check_found(t, nth, p, pages);
 	if (pid) {
 		if (write(go[1], "g", 1) != 1)
 			rmb_die(RMB_EXIT_FAIL, "pipe: %s", strerror(errno));
@@ -229,6 +272,11 @@ static int op_mremap(struct tally *t, int kind, long long nth, uint64_t seed)
 	}
 	close(go[0]);
 	close(go[1]);
+	if (kind == MV_TABLES) {
+		rmb_hole_free(p, len, 0);
+		rmb_hole_free(dst, len, 0);
+		return hit;
+	}
 	munmap(moved, len);
 	if (moved != dst)
 		munmap(dst, len);
@@ -237,7 +285,7 @@ static int op_mremap(struct tally *t, int kind, long long nth, uint64_t seed)
 
 static int op_fork(struct tally *t, long long nth, uint64_t seed)
 {
-	char *p = region(seed);
+	char *p = region(seed, npages, NULL);
 	pid_t pid;
 	int hit, err;
 
@@ -257,7 +305,7 @@ static int op_fork(struct tally *t, long long nth, uint64_t seed)
 		t->survived += hit;
 		reap(t, "fork", nth, pid);
 	}
-	check(t, "fork", nth, p, seed);
+	check(t, "fork", nth, p, npages, seed);
 	munmap(p, npages * rmb_page);
 	return hit;
 }
@@ -298,7 +346,7 @@ static void find_probe(void)
 /* The child sets fail-nth itself: the parent's fork must not use it. */
 static int op_exec(struct tally *t, long long nth, uint64_t seed)
 {
-	char *p = region(seed);
+	char *p = region(seed, npages, NULL);
 	int status, code;
 	pid_t pid;
 
@@ -318,7 +366,7 @@ static int op_exec(struct tally *t, long long nth, uint64_t seed)
 		code = EX_KILLED;
 	else
 		code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-	check(t, "exec", nth, p, seed);
+	check(t, "exec", nth, p, npages, seed);
 	munmap(p, npages * rmb_page);
 	switch (code) {
 	case EX_KILLED:
@@ -351,7 +399,8 @@ static int op_exec(struct tally *t, long long nth, uint64_t seed)
 static int op_swapin(struct tally *t, long long nth, uint64_t seed)
 {
 	size_t len = npages * rmb_page;
-	char *p = region(seed), *dst = rmb_reserve(len), *moved;
+	char *p = region(seed, npages, NULL), *dst = rmb_reserve(len);
+	char *moved;
 	int go[2], res[2], status;
 	long long hit = 0;
 	pid_t pid;
@@ -383,7 +432,7 @@ static int op_swapin(struct tally *t, long long nth, uint64_t seed)
 	reap(t, "swapin", nth, pid);
 	t->ops++;
 	t->survived += hit;
-	check(t, "swapin", nth, moved, seed);
+	check(t, "swapin", nth, moved, npages, seed);
 	close(go[0]);
 	close(go[1]);
 	close(res[0]);
@@ -392,14 +441,21 @@ static int op_swapin(struct tally *t, long long nth, uint64_t seed)
 	return (int)hit;
 }
 
-/* n = 1, 2, ... until an operation reaches no n-th injection point. */
+/*
+ * n = 1, 2, ... until an operation reaches no n-th injection point; for
+ * MV_TABLES (a copy per page, thousands) n = 1, 1 + stride, ... with an
+ * eighth of its pages as the stride, so every table is failed in.
+ */
 static void sweep(struct tally *t, const char *what, int kind,
 		  uint64_t seed)
 {
-	long long nth, max = rmb_arg("max_nth");
+	long long stride = kind == MV_TABLES ? TABLES_PAGES / 8 : 1;
+	long long i, nth, max = rmb_arg("max_nth");
 
-	for (nth = 1; nth <= max; nth++) {
+	for (i = 0; i < max; i++) {
 		int hit;
+
+		nth = 1 + i * stride;
 
 		if (!strcmp(what, "mremap"))
 			hit = op_mremap(t, kind, nth, seed + (uint64_t)nth);
@@ -440,7 +496,7 @@ int main(int argc, char **argv)
 			sweep(&t, ops[i], 0, seed);
 			continue;
 		}
-		for (int kind = MV_ALONE; kind <= MV_SWAPPED; kind++)
+		for (int kind = MV_ALONE; kind <= MV_TABLES; kind++)
 			sweep(&t, ops[i], kind, seed);
 	}
 	rmb_snap_take(&b);
@@ -453,6 +509,7 @@ int main(int argc, char **argv)
 	rmb_json_int(&j, "exec_killed_count", t.killed);
 	rmb_json_int(&j, "survived_injections_count", t.survived);
 	rmb_json_int(&j, "exhausted_sweeps_count", t.exhausted);
+	rmb_json_int(&j, "tables_failed_count", t.tables_failed);
 	rmb_json_int(&j, "mismatch_pages", t.bad);
 	rmb_json_delta(&j, &d);
 	rmb_json_end(&j);

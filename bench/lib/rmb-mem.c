@@ -122,13 +122,27 @@ void *rmb_reserve(size_t bytes)
 
 void *rmb_hole(size_t bytes, size_t offset)
 {
-	char *res = rmb_reserve(bytes + offset + 3 * RMB_TABLE_SPAN);
-	uintptr_t a;
+	size_t len = bytes + offset + 3 * RMB_TABLE_SPAN;
+	char *res = rmb_reserve(len), *a, *end;
 
 	if (!res)
 		return NULL;
-	a = ((uintptr_t)res + 2 * RMB_TABLE_SPAN - 1) & ~(RMB_TABLE_SPAN - 1);
-	return (char *)a + offset;
+	a = (char *)(((uintptr_t)res + 2 * RMB_TABLE_SPAN - 1) &
+		     ~(RMB_TABLE_SPAN - 1));
+	/* keep one span either side: [a - span, a + offset + bytes + span) */
+	end = a + offset + bytes + RMB_TABLE_SPAN;
+	if (a - RMB_TABLE_SPAN > res)
+		munmap(res, (size_t)(a - RMB_TABLE_SPAN - res));
+	if (end < res + len)
+		munmap(end, (size_t)(res + len - end));
+	return a + offset;
+}
+
+void rmb_hole_free(void *hole, size_t bytes, size_t offset)
+{
+	char *a = (char *)hole - offset;
+
+	munmap(a - RMB_TABLE_SPAN, offset + bytes + 2 * RMB_TABLE_SPAN);
 }
 
 void *rmb_map_anon(void *addr, size_t bytes)

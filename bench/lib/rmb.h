@@ -223,6 +223,8 @@ void *rmb_reserve(size_t bytes);	/* PROT_NONE; NULL on failure */
  * no neighbour to merge with, and moves between two such holes may move
  * whole page tables.  NULL on failure. */
 void *rmb_hole(size_t bytes, size_t offset);
+/* Unmaps the hole and its reservation, whatever is mapped there now. */
+void rmb_hole_free(void *hole, size_t bytes, size_t offset);
 void *rmb_map_anon(void *addr, size_t bytes); /* RW, MAP_FIXED if addr */
 /*
  * Balloon, for a child process: touch kb of new anonymous memory in maps

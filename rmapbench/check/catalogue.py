@@ -163,11 +163,13 @@ def race_test(mode: str, group: str, args: str, vcpus: int | None = None
                 what, swap=True, expect=RACE_EXPECT + extra, vcpus=vcpus)
 
 
-# rmb-inject: injection set up, operations done, no page wrong, and no
-# sweep cut off before the operation ran out of allocations to fail
+# rmb-inject: injection set up, operations done (moves of whole tables
+# failed too), no page wrong, and no sweep cut off before the operation
+# ran out of allocations to fail
 INJECT_EXPECT = (("injectable_count", "==", 1), ("operations_count", ">", 0),
                  ("failed_calls_count", ">", 0), ("mismatch_pages", "==", 0),
-                 ("exhausted_sweeps_count", "==", 0))
+                 ("exhausted_sweeps_count", "==", 0),
+                 ("tables_failed_count", ">", 0))
 
 
 # rmb-orphan: what an orphan pins, a walk frees (the scheme's own rule in
