@@ -23,11 +23,15 @@ class GuestRun:
     prep_seconds: float = 0.0    # host time to make its image and initrd
 
 
+# how a verdict of a boot whose kernel faulted begins
+KERNEL_FAULT = "kernel fault"
+
+
 def verdict(boot: qemu.BootResult, con: consolemod.Console) -> str | None:
     """Why this boot failed, or None.  Kernel faults come first."""
     if con.faults:
         kinds = sorted({f.kind for f in con.faults})
-        return f"kernel fault ({', '.join(kinds)}) at console line " \
+        return f"{KERNEL_FAULT} ({', '.join(kinds)}) at console line " \
                f"{con.faults[0].line_number}"
     if boot.timed_out:
         return f"timed out after {boot.seconds:.0f}s"

@@ -20,7 +20,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
-from . import experiments, qemu, runner, stats, store
+from . import experiments, guest, qemu, runner, stats, store
 from .errors import UserError
 from .record import Config, swapped_out
 
@@ -108,7 +108,7 @@ def kernel_fault(recs: list[dict]) -> str | None:
     """The first kernel fault among a probe's failed records."""
     for r in recs:
         if stats.is_failed(r) and \
-                str(r.get("failure", "")).startswith("kernel fault"):
+                str(r.get("failure", "")).startswith(guest.KERNEL_FAULT):
             return str(r["failure"])
     return None
 
