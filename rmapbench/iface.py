@@ -83,6 +83,11 @@ def counters(flag: int = 0) -> tuple[Counter, ...]:
         if not flag or c.flags & flag)
 
 
+def sums() -> tuple[str, ...]:
+    """The 64-bit sums /proc/rmapbench shows (its lines' names)."""
+    return tuple(line for _, line, _ in lists()["RMB_SUMS"])
+
+
 def sizes() -> tuple[str, ...]:
     """The structures whose sizeof_<name> /proc/rmapbench shows."""
     return tuple(name for (name,) in lists()["RMB_SIZES"])

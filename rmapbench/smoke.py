@@ -7,6 +7,7 @@ from . import executor, guest, iface, kbuild, paths, plan, registry, store
 
 COUNTERS = tuple(c.name for c in iface.counters(iface.SMOKE))
 SIZES = tuple(f"sizeof_{s}" for s in iface.sizes())
+SUMS = iface.sums()
 SMOKE_TIMEOUT_S = 180.0
 # Push a few MB out with MADV_PAGEOUT so that reclaim walks the anon rmap:
 # the counters must then have moved.
@@ -25,8 +26,10 @@ def check(run: guest.GuestRun) -> list[str]:
         problems.append(f"/proc/rmapbench says scheme "
                         f"'{info.get('scheme')}', its .config selects "
                         f"'{want}'")
-    problems += [f"/proc/rmapbench lacks {s}" for s in SIZES
+    problems += [f"/proc/rmapbench lacks {s}" for s in SIZES + SUMS
                  if s not in info]
+    problems += [f"{s} stayed 0 although pages were swapped out"
+                 for s in SUMS if info.get(s, "0") == "0"]
     vmstat = run.console.section_pairs("vmstat")
     problems += [f"/proc/vmstat lacks {c}" for c in COUNTERS
                  if c not in vmstat]
@@ -48,6 +51,7 @@ def summary(run: guest.GuestRun) -> str:
         if name in mem:
             parts.append(f"{name}={mem[name]}kB")
     parts += [f"{c}={vmstat.get(c)}" for c in COUNTERS]
+    parts += [f"{s}={info.get(s)}" for s in SUMS]
     return " ".join(parts)
 
 

@@ -56,6 +56,16 @@
 	X(PGSTEAL_KSWAPD, pgsteal_kswapd, pages, 0) \
 	X(PGSTEAL_DIRECT, pgsteal_direct, pages, 0)
 
+/* Sums of /proc/rmapbench that the kernel keeps in 64 bits (a vm event
+ * cannot hold them on i386): X(enum suffix, line, result field).  Walks
+ * of anon folios timed with local_clock() (kernels/common/patches/0001):
+ * their ns, and how many were timed.  Snapshots hold them after the
+ * /proc/vmstat counters, and a result line shows their growth as it
+ * shows the counters'. */
+#define RMB_SUMS(X) \
+	X(WALK_NS, anon_rmap_walk_ns, anon_rmap_walk_ns) \
+	X(WALK_TIMED, anon_rmap_walk_timed, anon_rmap_walk_timed_count)
+
 /* sizeof_<struct> lines of /proc/rmapbench: X(struct name); a structure
  * the running scheme does not have reads 0. */
 #define RMB_SIZES(X) \

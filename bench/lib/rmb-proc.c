@@ -330,12 +330,15 @@ int rmb_slabs_still(long long counts[RMB_NSLAB], unsigned still_ms,
 	}
 }
 
-/* { vmstat line, result field } */
+/* { /proc/vmstat or /proc/rmapbench line, result field } */
 #define CTR_NAMES(id, name, unit, flags) { #name, #name "_" #unit },
+#define SUM_NAMES(id, line, field) { #line, #field },
 static const char *const ctr_names[RMB_NCTR][2] = {
 	RMB_COUNTERS(CTR_NAMES)
+	RMB_SUMS(SUM_NAMES)
 };
 #undef CTR_NAMES
+#undef SUM_NAMES
 
 long long rmbi_nonneg(long long v)
 {
@@ -367,12 +370,19 @@ static void snap_meminfo(struct rmb_snap *s)
 	s->swap_free_kb = rmbi_nonneg(rmbi_kv_int(rmbi_buf, "SwapFree"));
 }
 
+static void snap_counters(struct rmb_snap *s, const char *path, int from,
+			  int to)
+{
+	if (rmbi_read_file(path, rmbi_buf, sizeof(rmbi_buf)) < 0)
+		rmbi_buf[0] = '\0';
+	for (int i = from; i < to; i++)
+		s->ctr[i] = rmbi_nonneg(rmbi_kv_int(rmbi_buf, ctr_names[i][0]));
+}
+
 static void snap_vmstat(struct rmb_snap *s)
 {
-	if (rmbi_read_file("/proc/vmstat", rmbi_buf, sizeof(rmbi_buf)) < 0)
-		rmbi_buf[0] = '\0';
-	for (int i = 0; i < RMB_NCTR; i++)
-		s->ctr[i] = rmbi_nonneg(rmbi_kv_int(rmbi_buf, ctr_names[i][0]));
+	snap_counters(s, "/proc/vmstat", 0, RMB_NVMSTAT);
+	snap_counters(s, "/proc/rmapbench", RMB_NVMSTAT, RMB_NCTR);
 }
 
 void rmb_snap_take(struct rmb_snap *s)

@@ -164,10 +164,14 @@ size_t rmb_verify(const void *base, size_t npages, uint64_t seed,
  * rmb-iface.h, in its order */
 #define RMB_SLAB_ENUM(id, name, flags) RMB_SLAB_##id,
 #define RMB_CTR_ENUM(id, name, unit, flags) RMB_C_##id,
+#define RMB_SUM_ENUM(id, line, field) RMB_C_##id,
 enum { RMB_SLABS(RMB_SLAB_ENUM) RMB_NSLAB };
-enum { RMB_COUNTERS(RMB_CTR_ENUM) RMB_NCTR };
+enum { RMB_COUNTERS(RMB_CTR_ENUM) RMB_NVMSTAT };
+/* the sums of /proc/rmapbench follow the vmstat counters in ctr[] */
+enum { RMB_C_SUMS_ = RMB_NVMSTAT - 1, RMB_SUMS(RMB_SUM_ENUM) RMB_NCTR };
 #undef RMB_SLAB_ENUM
 #undef RMB_CTR_ENUM
+#undef RMB_SUM_ENUM
 
 struct rmb_snap {
 	uint64_t t_ns;
@@ -175,7 +179,7 @@ struct rmb_snap {
 	long long slab_bytes[RMB_NSLAB];	/* active_objs * objsize */
 	long long mem_free_kb, low_free_kb, high_free_kb;
 	long long page_tables_kb, swap_free_kb;
-	long long ctr[RMB_NCTR];		/* /proc/vmstat, 0 if absent */
+	long long ctr[RMB_NCTR];	/* vmstat and sums, 0 if absent */
 };
 
 /* The cache name of RMB_SLAB_<id>. */

@@ -12,9 +12,11 @@ LISTER = r"""
 #define CTR(id, name, unit, flags) printf("ctr %s_%s %d\n", #name, #unit, flags);
 #define SIZE(name) printf("size %s\n", #name);
 #define MEM(name, flags) printf("mem %s %d\n", #name, flags);
+#define SUM(id, line, field) printf("sum %s\n", #line);
 int main(void)
 {
 	RMB_SLABS(SLAB) RMB_COUNTERS(CTR) RMB_SIZES(SIZE) RMB_MEMINFO(MEM)
+	RMB_SUMS(SUM)
 	return 0;
 }
 """
@@ -32,6 +34,7 @@ def test_the_harness_reads_what_the_c_library_expands(tmp_path):
     from_py += [f"ctr {c.field} {c.flags}" for c in iface.counters()]
     from_py += [f"size {s}" for s in iface.sizes()]
     from_py += [f"mem {m} {iface.SAMPLE}" for m in iface.meminfo()]
+    from_py += [f"sum {s}" for s in iface.sums()]
     assert from_c == from_py
 
 
@@ -46,6 +49,7 @@ def test_what_each_user_gets():
     assert smoke[:3] == ["anon_rmap_walk", "anon_rmap_visit",
                          "anon_rmap_pte"] and "pswpout" in smoke
     assert "sizeof" not in "".join(iface.sizes())
+    assert iface.sums() == ("anon_rmap_walk_ns", "anon_rmap_walk_timed")
     config = iface.sampler_config()
     assert "RMB_SAMPLE_SLABS='vm_area_struct|anon_vma|anon_vma_chain|" \
            "anonmm'" in config
