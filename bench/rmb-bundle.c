@@ -650,7 +650,10 @@ static double per(long long count, long long pages)
 /*
  * Per data page reclaimed (found a swap entry in its owner's ptes after
  * the balloon): pswpout also counts the pages of the initramfs, which is
- * shmem and swaps out too, but their walks are not anon rmap walks.
+ * shmem and swaps out too, but their walks are not anon rmap walks.  The
+ * walk time per page is the mean time of a walk (of those not switched
+ * out, which the kernel times) times the walks per page: under the icount
+ * clock, the instructions reclaim spends in the rmap per page it frees.
  */
 static void report_reclaim(struct rmb_json *j, const struct result *r,
 			   const struct rmb_snap *d)
@@ -658,6 +661,8 @@ static void report_reclaim(struct rmb_json *j, const struct result *r,
 	long long out = d->ctr[RMB_C_PSWPOUT], data = r->done.value;
 	uint64_t ns = r->t_pressed - r->t_floor;
 	long long cpu = r->kswapd1 - r->kswapd0 + r->balloon_sys_ns;
+	/* the mean of the walks the kernel timed, for every walk made */
+	double walk_ns = per(d->ctr[RMB_C_WALK_NS], d->ctr[RMB_C_WALK_TIMED]);
 
 	rmb_json_int(j, "pressure_ns", (long long)ns);
 	rmb_json_int(j, "balloon_locked_kb", r->balloon_kb);
@@ -681,6 +686,9 @@ static void report_reclaim(struct rmb_json *j, const struct result *r,
 		     per(d->ctr[RMB_C_TRYLOCK], d->ctr[RMB_C_WALK]));
 	rmb_json_dbl(j, "anon_rmap_contended_keep_per_reclaimed_count",
 		     per(d->ctr[RMB_C_CONTENDED_KEEP], data));
+	rmb_json_dbl(j, "walk_mean_ns", walk_ns);
+	rmb_json_dbl(j, "walk_per_reclaimed_ns",
+		     walk_ns * per(d->ctr[RMB_C_WALK], data));
 	rmb_json_int(j, "kswapd_cpu_ns", r->kswapd1 - r->kswapd0);
 	rmb_json_int(j, "balloon_sys_ns", r->balloon_sys_ns);
 	rmb_json_dbl(j, "reclaim_cpu_per_reclaimed_ns", per(cpu, data));

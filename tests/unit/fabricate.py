@@ -11,6 +11,9 @@ import json
 import random
 from typing import Any
 
+from rmapbench import workloads
+from rmapbench.registry import HOST
+
 RUN_ID = "20250101-000000-abcdef12"
 ARCHES = ("i386", "x86_64")
 STACKS = ("anon_vma", "anonmm")
@@ -30,11 +33,16 @@ def record(experiment: str, stack: str, arch: str, workload: str, mode: str,
            accel: str = "tcg") -> dict:
     boot = f"{experiment}-{stack}-{arch}-{mem_mb}-{workload}-{mode}-" \
            f"{'-'.join(f'{k}{v}' for k, v in sorted(params.items()))}-r{rep}"
-    return {"run_id": RUN_ID, "experiment": experiment, "stack": stack,
-            "scheme": scheme or stack, "arch": arch, "mem_mb": mem_mb,
-            "workload": workload, "mode": mode, "record": record_kind,
-            "params": dict(params), "rep": rep, "boot": boot,
-            "accel": accel, "failed": False, "metrics": dict(metrics)}
+    rec = {"run_id": RUN_ID, "experiment": experiment, "stack": stack,
+           "scheme": scheme or stack, "arch": arch, "mem_mb": mem_mb,
+           "workload": workload, "mode": mode, "record": record_kind,
+           "params": dict(params), "rep": rep, "boot": boot,
+           "accel": accel, "failed": False, "metrics": dict(metrics)}
+    # on the clock the catalogue runs the experiment on, as a run would
+    clock = workloads.own_clock(experiment)
+    if clock != HOST:
+        rec["clock"] = clock
+    return rec
 
 
 def failed(experiment: str, stack: str, arch: str, workload: str, mode: str,
@@ -296,6 +304,8 @@ class Fab:
                             mms = w + 1
                         return {"visited_per_reclaimed_count":
                                 self.noisy(1.9 * mms),
+                                "walk_per_reclaimed_ns":
+                                self.noisy(3000 * (1 + mms / 200)),
                                 "data_swapout_per_s":
                                 self.noisy(5000 / (1 + mms / 200)),
                                 "pswpout_pages": 2048,
