@@ -203,7 +203,7 @@ WORKLOAD = Workload(
         Experiment("capacity", "vma", "capacity", ("i386",),
                    fixed={"low_floor_kb": 16384, "max_vmas": 50000},
                    mem_mb={"i386": [1024]}, append="vmalloc=768M",
-                   timeout_s=900.0,
+                   timeout_s=900.0, clocks=(ICOUNT,),
                    text="VMAs created until lowmem runs out (i386)")),
     figures=(
         Figure("lowmem", ("lowmem",), plot_lowmem),
