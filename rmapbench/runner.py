@@ -8,6 +8,7 @@ data mismatch) gives one record with failed=true and the console
 excerpt; the run goes on.
 """
 
+import os
 from dataclasses import asdict
 from pathlib import Path
 
@@ -83,21 +84,54 @@ def job_of(case: Case) -> executor.Job:
         smp=case.vcpus))
 
 
+def shared_boots(cases: list[Case]) -> dict[str, list[Case]]:
+    """The cases grouped by the boot they need, each group under its
+    first case's key: a configuration two experiments both sweep (a
+    swap family of 4 in 64 MB is a point of swap-mem and of
+    swap-family) boots once and serves both."""
+    groups: dict[guest.Boot, list[Case]] = {}
+    for case in cases:
+        groups.setdefault(job_of(case).boot, []).append(case)
+    return {group[0].key(): group for group in groups.values()}
+
+
+def save_shared(rdir: Path, key: str, case: Case, records: list[dict],
+                failure: str | None) -> None:
+    """Store case as served by boot key: its own records (read from the
+    same console, which its log name links to) and no time of its own,
+    so reparse rebuilds it and the boot-time table counts the boot once."""
+    log = store.log_file(rdir, case.key())
+    log.unlink(missing_ok=True)
+    if store.log_file(rdir, key).exists():
+        os.link(store.log_file(rdir, key), log)
+    store.save_boot(rdir, case.key(), {
+        "key": case.key(), "shared_with": key, "seconds": 0.0,
+        "failure": failure, "records": records})
+
+
 def execute(cases: list[Case], rdir: Path, run_id: str, accel: str,
             jobs: int = 1) -> list[dict]:
-    """Run every case not yet finished, jobs at a time, with progress;
-    rebuild records.jsonl."""
-    by_key = {c.key(): c for c in cases}
+    """Run every case not yet finished, jobs at a time, with progress
+    (cases needing the same boot share one); rebuild records.jsonl."""
+    groups = shared_boots(cases)
 
     def judge(job: executor.Job, run: guest.GuestRun) -> dict:
-        return {"records": records_of(by_key[job.key], run, run_id, accel)}
+        first, *others = groups[job.key]
+        records = records_of(first, run, run_id, accel)
+        for other in others:
+            save_shared(rdir, job.key, other,
+                        records_of(other, run, run_id, accel), run.failure)
+        return {"records": records}
 
     def say(job: executor.Job, boot: dict) -> None:
         state = f"FAILED: {boot['failure']}" if boot["failure"] else "ok"
-        print(f"  {job.key}: {state} ({boot['seconds']:.0f}s)", flush=True)
+        also = "".join(f", also {c.experiment}"
+                       for c in groups[job.key][1:])
+        print(f"  {job.key}: {state} ({boot['seconds']:.0f}s{also})",
+              flush=True)
 
-    boots = executor.execute([job_of(c) for c in cases], rdir, accel,
-                             judge, say, jobs)
+    boots = executor.execute([job_of(g[0]) for g in groups.values()], rdir,
+                             accel, judge, say, jobs)
     store.write_records(rdir)
     return boots
 

@@ -139,3 +139,33 @@ def test_reparse_rebuilds_records_from_the_stored_console(tmp_path,
     reparse.reparse(rdir)
     (failed,) = store.load_records(rdir)
     assert failed["failed"] and "Oops" in failed["failure"]
+
+
+def test_two_experiments_of_one_configuration_share_a_boot(tmp_path,
+                                                           monkeypatch):
+    monkeypatch.setattr(store.paths, "RESULTS", tmp_path)
+    twin = experiments.Case("vma-twin", *[getattr(CASE, f) for f in (
+        "stack", "arch", "mem_mb", "workload", "mode", "params", "rep",
+        "timeout_s")])
+    booted = []
+
+    def boot(b: guest.Boot, log: Path, accel: str) -> guest.GuestRun:
+        booted.append(log.name)
+        log.parent.mkdir(parents=True, exist_ok=True)
+        log.write_text(OK_CONSOLE)
+        return fake_run(tmp_path, OK_CONSOLE)
+
+    monkeypatch.setattr(runner.executor.guest, "run", boot)
+    rdir = store.run_dir("shared")
+    runner.execute([CASE, twin], rdir, "shared", "tcg")
+    assert booted == [f"{CASE.key()}.log"]
+    recs = store.load_records(rdir)
+    assert sorted(r["experiment"] for r in recs) == ["vma-cost", "vma-twin"]
+    assert all(r["metrics"]["vmas_count"] == 100 for r in recs)
+    alias = store.load_boots(rdir)[1]
+    assert alias["key"] == twin.key() and \
+        alias["shared_with"] == CASE.key()
+    assert store.log_file(rdir, twin.key()).read_text() == OK_CONSOLE
+    assert store.boot_done(rdir, twin.key())
+    # each boot's records rebuild from its own console name
+    assert reparse.reparse(rdir) == (2, 2)
