@@ -88,10 +88,11 @@ def shared_boots(cases: list[Case]) -> dict[str, list[Case]]:
     """The cases grouped by the boot they need, each group under its
     first case's key: a configuration two experiments both sweep (a
     swap family of 4 in 64 MB is a point of swap-mem and of
-    swap-family) boots once and serves both."""
-    groups: dict[guest.Boot, list[Case]] = {}
+    swap-family) boots once per repetition and serves both."""
+    groups: dict[tuple[guest.Boot, int], list[Case]] = {}
     for case in cases:
-        groups.setdefault(job_of(case).boot, []).append(case)
+        # each repetition is a boot of its own
+        groups.setdefault((job_of(case).boot, case.rep), []).append(case)
     return {group[0].key(): group for group in groups.values()}
 
 

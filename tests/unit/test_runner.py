@@ -1,5 +1,6 @@
 """From a guest's console to records, and the store that keeps them."""
 
+import dataclasses
 from pathlib import Path
 
 import pytest
@@ -157,15 +158,17 @@ def test_two_experiments_of_one_configuration_share_a_boot(tmp_path,
 
     monkeypatch.setattr(runner.executor.guest, "run", boot)
     rdir = store.run_dir("shared")
-    runner.execute([CASE, twin], rdir, "shared", "tcg")
-    assert booted == [f"{CASE.key()}.log"]
-    recs = store.load_records(rdir)
+    again = dataclasses.replace(CASE, rep=1)
+    runner.execute([CASE, twin, again], rdir, "shared", "tcg")
+    # a repetition is a boot of its own, even of the same configuration
+    assert booted == [f"{CASE.key()}.log", f"{again.key()}.log"]
+    recs = [r for r in store.load_records(rdir) if r["rep"] == 0]
     assert sorted(r["experiment"] for r in recs) == ["vma-cost", "vma-twin"]
     assert all(r["metrics"]["vmas_count"] == 100 for r in recs)
-    alias = store.load_boots(rdir)[1]
+    alias = store.load_boots(rdir)[2]
     assert alias["key"] == twin.key() and \
         alias["shared_with"] == CASE.key()
     assert store.log_file(rdir, twin.key()).read_text() == OK_CONSOLE
     assert store.boot_done(rdir, twin.key())
     # each boot's records rebuild from its own console name
-    assert reparse.reparse(rdir) == (2, 2)
+    assert reparse.reparse(rdir) == (3, 3)
