@@ -193,9 +193,10 @@ def run_rounds(points: list[Point], stacks: list[str], rdir: Path,
             say_resumed(rdir, len(todo))
         together = [c for c in todo if shares[c.config]]
         alone = [c for c in todo if not shares[c.config]]
-        print(f"round {rounds}: {len(todo)} boots ({len(together)} "
-              f"{jobs} at a time, timing not at stake; {len(alone)} "
-              f"alone)", flush=True)
+        boots = [len(shared_boots(cs)) for cs in (together, alone)]
+        print(f"round {rounds}: {sum(boots)} boots ({boots[0]} "
+              f"{jobs} at a time, timing not at stake; {boots[1]} "
+              f"alone) for {len(todo)} cases", flush=True)
         if together:
             execute(together, rdir, run_id, accel, jobs)
         if alone:
