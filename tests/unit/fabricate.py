@@ -304,6 +304,8 @@ class Fab:
                             mms = w + 1
                         return {"visited_per_reclaimed_count":
                                 self.noisy(1.9 * mms),
+                                "walk_mean_ns":
+                                self.noisy(1500 * (1 + mms / 200)),
                                 "walk_per_reclaimed_ns":
                                 self.noisy(3000 * (1 + mms / 200)),
                                 "data_swapout_per_s":

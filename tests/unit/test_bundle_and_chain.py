@@ -26,7 +26,7 @@ def test_each_pattern_is_a_mode_comparing_reclaim_per_page():
     w = workloads.workload("bundle")
     assert w.mode_names() == ("private", "pair", "shared")
     for mode in w.modes:
-        assert mode.metrics[0].name == "walk_per_reclaimed_ns"
+        assert mode.metrics[0].name == "walk_mean_ns"
         assert "visited_per_reclaimed_count" in [m.name for m in mode.metrics]
 
 
