@@ -192,13 +192,13 @@ def plot_bundle(records: list[dict], out_dir: Path) -> list[Path]:
                                   for r in mine}))
         for ax, name, title, ylabel in (
                 (ax1, "visited_per_reclaimed_count",
-                 "rmap candidates visited per data page reclaimed",
-                 "mms (anonmm) or vmas (anon_vma) per page"),
+                 f"rmap candidates visited per data page reclaimed "
+                 f"({arch})", "mms (anonmm) or vmas (anon_vma) per page"),
                 (ax2, "walk_mean_ns",
-                 f"mean time of one rmap walk ({clock} clock)",
+                 f"mean time of one rmap walk ({clock} clock, {arch})",
                  "ns per walk"),
                 (ax3, "data_swapout_per_s",
-                 f"swap-out throughput, context ({clock} clock)",
+                 f"swap-out throughput, context ({clock} clock, {arch})",
                  "data pages swapped out per second")):
             fg.draw_series(ax, pattern_series(mine, fg.metric(name)), labels)
             w_axis(ax, mine)
@@ -206,7 +206,7 @@ def plot_bundle(records: list[dict], out_dir: Path) -> list[Path]:
                 ax.set_ylim(bottom=0)
             else:
                 ax.set_yscale("log")
-            fg.finish(ax, f"{title} ({arch})", "workers (W)", ylabel)
+            fg.finish(ax, title, "workers (W)", ylabel)
     fig.tight_layout()
     return fg.save(fig, out_dir, "bundle")
 
