@@ -145,9 +145,11 @@ def search(exp: experiments.Experiment, stack: str, arch: str, goal: str,
                   "stops", flush=True)
             raise ProbeFault(f"{mem} MB: {fault}")
         probes[mem] = GOALS[goal](recs)
+        why = next((f" ({r.get('failure')})" for r in recs
+                    if stats.is_failed(r)), "")
         print(f"size {stack} {arch}, probe {len(probes)} of at most "
               f"{most_probes(lo, hi, step)}: {mem} MB: "
-              f"{goal} {'yes' if probes[mem] else 'no'}", flush=True)
+              f"{goal} {'yes' if probes[mem] else 'no'}{why}", flush=True)
         return probes[mem]
 
     try:
