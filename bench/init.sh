@@ -12,6 +12,9 @@
 #   info                    prints the state sections
 #   section NAME CMD...     runs CMD, its output as section NAME
 #   sh CMD...               runs a shell command
+#   mark NAME               does nothing: the lines after it, up to the
+#                           next mark, are NAME's (a boot that serves
+#                           several cases runs each one's lines in turn)
 #   sample SECONDS          from now on, every SECONDS print one line
 #                           RMB-SAMPLE t_ms=.. name=value.. for time
 #                           series: the /proc/meminfo fields (as
@@ -147,6 +150,7 @@ while read -r verb rest; do
 	section) set -- $rest; run_section "$@" ;;
 	sample) sampler "$rest" & sampler_pid=$! ;;
 	sh) sh -c "$rest" ;;
+	mark) : ;;
 	*) echo "RMB-ERROR {\"message\":\"unknown plan verb '$verb'\"}"; false ;;
 	esac
 	rc=$?

@@ -13,6 +13,8 @@ import json
 import re
 from dataclasses import dataclass, field
 
+from .plan import MARK
+
 # A console line matching any of these marks the boot failed: the kernel
 # is broken, whatever the workload printed.
 FAULT_PATTERNS = [
@@ -247,3 +249,27 @@ def parse(text: str) -> Console:
             except (ValueError, KeyError, IndexError):
                 console.bad_lines.append(line)
     return console
+
+
+def marked(console: Console, name: str) -> Console:
+    """What the case name of a boot that ran several cases' plan lines
+    (plan.mark) printed: the steps before the first mark (shared, such
+    as swapon) and those from 'mark name' to the next mark, parsed on
+    their own.  The kernel's faults, the end of the plan and the clock
+    stay the whole boot's: a fault anywhere makes every case's kernel
+    broken.  A console without marks is the case's whole."""
+    def is_mark(step: Step) -> bool:
+        return step.command.split(" ")[0] == MARK
+
+    if not any(is_mark(s) for s in console.steps):
+        return console
+    lines, mine = list(console.preamble), None
+    for step in console.steps:
+        if is_mark(step):
+            mine = step.command == f"{MARK} {name}"
+        if mine is not False:
+            lines += step.lines
+    view = parse("\n".join(lines))
+    view.faults, view.done_rc = console.faults, console.done_rc
+    view.clocksource, view.swap = console.clocksource, console.swap
+    return view

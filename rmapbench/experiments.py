@@ -39,6 +39,7 @@ class Case:
     append: str = ""
     clock: str = HOST
     vcpus: int = 1
+    packs: bool = False     # Experiment.packs
 
     def key(self) -> str:
         """A file-name-safe, unique, stable name for this boot (the
@@ -128,7 +129,7 @@ class Point:
         e = self.exp
         return Case(e.name, stack, self.arch, self.mem_mb, e.workload,
                     e.mode, self.params, rep, e.timeout_s, e.append,
-                    self.clock, self.vcpus)
+                    self.clock, self.vcpus, e.packs)
 
 
 def sweep_points(exp: Experiment, arches: list[str]) -> list[Point]:

@@ -2,7 +2,7 @@
 
 import tempfile
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from . import console as consolemod
@@ -84,6 +84,15 @@ def run(boot: Boot, log: Path, accel: str = "tcg") -> GuestRun:
     con = consolemod.parse(log.read_text(errors="replace"))
     return GuestRun(boot.stack, boot.arch, result, con, verdict(result, con),
                     prep)
+
+
+def view(run: GuestRun, name: str) -> GuestRun:
+    """The run as case name of a boot several cases' lines shared sees
+    it (console.marked), judged on its own steps; a copy of the run when
+    its console has no marks (a case's records may add a failure)."""
+    con = consolemod.marked(run.console, name)
+    failure = run.failure if con is run.console else verdict(run.boot, con)
+    return replace(run, console=con, failure=failure)
 
 
 def phases(run: GuestRun) -> dict:

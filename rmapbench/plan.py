@@ -11,6 +11,8 @@ them in order and brackets each with RMB-STEP / RMB-STEP-END):
   sh CMD                a shell command
   sample SECONDS        from now on, RMB-SAMPLE lines every SECONDS
   settle SECONDS        wait up to SECONDS for user processes to end
+  mark NAME             nothing: the lines up to the next mark are NAME's
+                        (one boot running several cases' lines in turn)
 
 Every plan line is built by a function below; a Plan also remembers
 which lines belong to which test and each test's main line, for the
@@ -58,6 +60,15 @@ def sample(seconds: int) -> str:
 
 def settle(seconds: int) -> str:
     return f"settle {seconds}"
+
+
+MARK = "mark"
+
+
+def mark(name: str) -> str:
+    if not name or any(c.isspace() for c in name):
+        raise ValueError(f"a mark names one word, not {name!r}")
+    return f"{MARK} {name}"
 
 
 @dataclass

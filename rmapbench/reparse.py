@@ -54,9 +54,9 @@ def reparse_boot(rdir: Path, boot: dict) -> dict:
     con = console.parse(log.read_text(errors="replace"))
     run = guest.GuestRun(case.stack, case.arch, result, con,
                          guest.verdict(result, con))
-    records = runner.records_of(case, run, first.get("run_id", rdir.name),
-                                first.get("accel", "tcg"))
-    return {**boot, "records": records, "failure": run.failure}
+    records, failure = runner.case_records(
+        case, run, first.get("run_id", rdir.name), first.get("accel", "tcg"))
+    return {**boot, "records": records, "failure": failure}
 
 
 def reparse(rdir: Path) -> tuple[int, int]:

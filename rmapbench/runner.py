@@ -9,10 +9,11 @@ excerpt; the run goes on.
 """
 
 import os
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from pathlib import Path
 
 from . import console as consolemod
+from . import plan as guestplan
 from . import environment, executor, experiments, extras, guest, kbuild
 from . import paths, programs, qemu, record, registry, repetitions, store
 from . import workloads
@@ -84,16 +85,61 @@ def job_of(case: Case) -> executor.Job:
         smp=case.vcpus))
 
 
+def pack_head(case: Case) -> str:
+    """The plan line a pack runs once for all its cases: a leading
+    swapon ("" if the case's plan has none)."""
+    first = case.plan().split("\n", 1)[0]
+    return first if first == guestplan.swapon() else ""
+
+
+def boot_key(case: Case) -> tuple:
+    """What cases that may share a boot have in common: the boot, or for
+    a packing case (Experiment.packs) the machine and its shared plan
+    line; and the repetition (each is a boot of its own)."""
+    boot = job_of(case).boot
+    if case.packs:
+        return ("pack", replace(boot, plan=pack_head(case), timeout_s=0.0),
+                case.rep)
+    return ("boot", boot, case.rep)
+
+
 def shared_boots(cases: list[Case]) -> dict[str, list[Case]]:
     """The cases grouped by the boot they need, each group under its
     first case's key: a configuration two experiments both sweep (a
     swap family of 4 in 64 MB is a point of swap-mem and of
-    swap-family) boots once per repetition and serves both."""
-    groups: dict[tuple[guest.Boot, int], list[Case]] = {}
+    swap-family) boots once per repetition and serves both, and packing
+    cases of one machine and repetition run in one boot, in order."""
+    groups: dict[tuple, list[Case]] = {}
     for case in cases:
-        # each repetition is a boot of its own
-        groups.setdefault((job_of(case).boot, case.rep), []).append(case)
+        groups.setdefault(boot_key(case), []).append(case)
     return {group[0].key(): group for group in groups.values()}
+
+
+def group_job(cases: list[Case]) -> executor.Job:
+    """The boot of a group: its first case's, or for a pack of several,
+    the pack's shared line, then each case's lines after its mark, with
+    the sum of their timeouts."""
+    job = job_of(cases[0])
+    if len(cases) == 1 or not cases[0].packs:
+        return job
+    head = pack_head(cases[0])
+    lines = [head] if head else []
+    for case in cases:
+        own = case.plan().splitlines()
+        lines += [guestplan.mark(case.key()), *(own[1:] if head else own)]
+    boot = replace(job.boot, plan=guestplan.of(*lines),
+                   timeout_s=sum(c.timeout_s for c in cases))
+    return executor.Job(job.key, f"{job.key} and {len(cases) - 1} more",
+                        boot)
+
+
+def case_records(case: Case, run: guest.GuestRun, run_id: str,
+                 accel: str) -> tuple[list[dict], str | None]:
+    """The records of case from a boot that may have served others too
+    (its own steps only, guest.view) and why it failed, if it did."""
+    seen = guest.view(run, case.key())
+    records = records_of(case, seen, run_id, accel)
+    return records, seen.failure
 
 
 def save_shared(rdir: Path, key: str, case: Case, records: list[dict],
@@ -113,25 +159,29 @@ def save_shared(rdir: Path, key: str, case: Case, records: list[dict],
 def execute(cases: list[Case], rdir: Path, run_id: str, accel: str,
             jobs: int = 1) -> list[dict]:
     """Run every case not yet finished, jobs at a time, with progress
-    (cases needing the same boot share one); rebuild records.jsonl."""
+    (cases sharing a boot get one); rebuild records.jsonl."""
     groups = shared_boots(cases)
 
     def judge(job: executor.Job, run: guest.GuestRun) -> dict:
         first, *others = groups[job.key]
-        records = records_of(first, run, run_id, accel)
         for other in others:
-            save_shared(rdir, job.key, other,
-                        records_of(other, run, run_id, accel), run.failure)
+            records, failure = case_records(other, run, run_id, accel)
+            save_shared(rdir, job.key, other, records, failure)
+            if failure:
+                print(f"  {other.key()}: FAILED: {failure} (in the boot "
+                      f"of {job.key})", flush=True)
+        records, run.failure = case_records(first, run, run_id, accel)
         return {"records": records}
 
     def say(job: executor.Job, boot: dict) -> None:
         state = f"FAILED: {boot['failure']}" if boot["failure"] else "ok"
-        also = "".join(f", also {c.experiment}"
-                       for c in groups[job.key][1:])
+        others = groups[job.key][1:]
+        also = "".join(f", also {c.experiment}" for c in others) \
+            if len(others) < 3 else f", and {len(others)} more cases"
         print(f"  {job.key}: {state} ({boot['seconds']:.0f}s{also})",
               flush=True)
 
-    boots = executor.execute([job_of(g[0]) for g in groups.values()], rdir,
+    boots = executor.execute([group_job(g) for g in groups.values()], rdir,
                              accel, judge, say, jobs)
     store.write_records(rdir)
     return boots

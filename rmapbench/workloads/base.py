@@ -99,7 +99,14 @@ class Experiment:
     cross-check the report shows beside it; ICOUNT suits CPU-bound
     paths, HOST what waits on a device.  max_reps: a cap on its timed
     repetitions below the clock's (0: the clock's); full: its sweep
-    and memory sizes in 'compare --full' where they differ."""
+    and memory sizes in 'compare --full' where they differ.  packs: its
+    points run one after another in one boot with the other packing
+    points of the same machine (stack, arch, memory, clock, vCPUs,
+    image) and repetition (runner.py), which saves each point its own
+    boot (1.6 to 1.8 s of a TCG host's time): for points that leave
+    nothing behind that the next one measures (no swap-out, no memory
+    pressure, every process ended), whose exact counts are object
+    counts, not pages."""
     name: str
     workload: str
     mode: str
@@ -116,6 +123,7 @@ class Experiment:
     vcpus: tuple[int, ...] = (1,)
     max_reps: int = 0
     full: dict = field(default_factory=dict)    # sweep=, mem_mb= overrides
+    packs: bool = False
 
 
 @dataclass(frozen=True)

@@ -49,7 +49,7 @@ def experiment(mode: str) -> Experiment:
     return Experiment(f"fastpath-{mode}", "fastpath", mode, ALL,
                       sweep={"T": TASKS, **EXEC.get(mode, {})},
                       fixed=FIXED[mode],
-                      clocks=(ICOUNT,),
+                      clocks=(ICOUNT,), packs=True,
                       full={"sweep": {"T": FULL_TASKS,
                                       **EXEC.get(mode, {})}},
                       text=f"{TEXT[mode]}, T tasks at once, one vCPU")
@@ -63,7 +63,7 @@ SMP_MODES = ("fault", "sdet")
 def smp_experiment(mode: str) -> Experiment:
     return Experiment(f"fastpath-{mode}-smp", "fastpath", mode, ALL,
                       fixed={**FIXED[mode], "T": 2}, clocks=(HOST,),
-                      vcpus=(2,),
+                      vcpus=(2,), packs=True,
                       text=f"{TEXT[mode]}, 2 tasks on 2 vCPUs")
 
 

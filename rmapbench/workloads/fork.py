@@ -147,11 +147,11 @@ WORKLOAD = Workload(
     experiments=(
         Experiment("fork-breadth", "fork", "breadth", ALL,
                    sweep={"N": [8, 32, 128]}, fixed={"V": 1000},
-                   clocks=(ICOUNT,),
+                   clocks=(ICOUNT,), packs=True,
                    text="one parent forks N children: latency, memory per "
                         "child"),
         Experiment("fork-depth", "fork", "depth", ALL,
-                   fixed={"D": 16, "pages": 256},
+                   fixed={"D": 16, "pages": 256}, packs=True,
                    text="a chain of generations, each COWing and forking "
                         "the next"),
         # icount: its headline is exact, and its fork latency is a
@@ -166,13 +166,14 @@ WORKLOAD = Workload(
                         "it forked: rmap slab per live process"),
         Experiment("fork-rate", "fork", "rate", ALL,
                    fixed={"V": 1000, "N": 300}, clocks=(ICOUNT,),
+                   packs=True,
                    # 'compare --full' on the host clock too: the report
                    # shows how far the two clocks agree (12 boots alone,
                    # 45 s, in the default comparison of 2026-12-05)
                    full={"clocks": (ICOUNT, HOST)},
                    text="fork + child check + exit, rounds per second"),
         Experiment("fork-rate-smp", "fork", "rate", ALL,
-                   fixed={"V": 1000, "N": 300}, vcpus=(2,),
+                   fixed={"V": 1000, "N": 300}, vcpus=(2,), packs=True,
                    text="fork + child check + exit on 2 vCPUs: the child "
                         "runs and exits on the other CPU while the parent "
                         "forks the next")),

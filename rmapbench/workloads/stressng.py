@@ -105,7 +105,7 @@ WORKLOAD = Workload(
     experiments=tuple(
         Experiment(f"stressng-{s}", "stressng", s,
                    registry.arches_with("stress-ng"), clocks=(ICOUNT,),
-                   timeout_s=300.0,
+                   timeout_s=300.0, packs=True,
                    text=f"stress-ng {STRESSORS[s]}, {SECONDS} s of guest "
                         "time") for s in STRESSORS),
     figures=(Figure("stressng", tuple(f"stressng-{s}" for s in STRESSORS),

@@ -85,3 +85,27 @@ def test_a_panicking_kernel_is_a_failure_in_the_report(tmp_path):
     assert rec["metrics"] == {}
     report = (tmp_path / "results/t/report.md").read_text()
     assert "Kernel panic" in report
+
+
+def test_packing_points_share_a_boot_and_keep_their_own_results(tmp_path):
+    """fastpath-fault and fastpath-sdet pack: one boot per stack runs
+    both, each case's records from its own steps."""
+    require_kernels()
+    res = harness(tmp_path, "compare", "--experiments",
+                  "fastpath-fault,fastpath-sdet", "--arch", "x86_64",
+                  "--reps", "1", "--accel", "tcg", "--run-id", "t",
+                  "--no-report")
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert "round 1: 2 boots" in res.stdout
+    recs = records(tmp_path)
+    assert not any(r["failed"] for r in recs)
+    assert sorted((r["experiment"], r["stack"]) for r in recs) == sorted(
+        (e, s) for e in ("fastpath-fault", "fastpath-sdet")
+        for s in registry.stack_names())
+    assert all("faults_per_s" in r["metrics"] for r in recs
+               if r["experiment"] == "fastpath-fault")
+    assert all("scripts_per_s" in r["metrics"] for r in recs
+               if r["experiment"] == "fastpath-sdet")
+    boots = [json.loads(p.read_text()) for p in
+             (tmp_path / "results/t/boots").glob("*.json")]
+    assert sum("shared_with" in b for b in boots) == 2

@@ -172,3 +172,84 @@ def test_two_experiments_of_one_configuration_share_a_boot(tmp_path,
     assert store.boot_done(rdir, twin.key())
     # each boot's records rebuild from its own console name
     assert reparse.reparse(rdir) == (3, 3)
+
+
+def console_of(plan_text: str, failing: str = "") -> str:
+    """What a guest running plan_text prints: each run line's vmas_count
+    is its V; the run line containing failing ends with rc=1."""
+    out = []
+    lines = plan_text.splitlines()
+    for n, line in enumerate(lines, 1):
+        out.append(f"RMB-STEP {n}/{len(lines)} {line}")
+        rc = 0
+        if line.startswith("run "):
+            v = dict(w.split("=") for w in line.split()[2:])["V"]
+            out.append('RMB-RESULT {"workload":"vma","mode":"count",'
+                       '"record":"summary","scheme":"anonmm",'
+                       f'"vmas_count":{v}}}')
+            rc = 1 if failing and failing in line else 0
+        out.append(f"RMB-STEP-END {n} rc={rc} ms=5")
+    out.append(f"RMB-DONE rc={int(bool(failing))}")
+    return "\n".join(out) + "\n"
+
+
+def test_packing_cases_run_in_one_boot_each_judged_alone(tmp_path,
+                                                         monkeypatch):
+    monkeypatch.setattr(store.paths, "RESULTS", tmp_path)
+    small = dataclasses.replace(CASE, packs=True)
+    big = dataclasses.replace(small, params=(("V", 200),))
+    other_rep = dataclasses.replace(small, rep=1)
+    plans = []
+
+    def boot(b: guest.Boot, log: Path, accel: str) -> guest.GuestRun:
+        plans.append(b.plan)
+        text = console_of(b.plan, failing="V=200")
+        log.parent.mkdir(parents=True, exist_ok=True)
+        log.write_text(text)
+        return fake_run(tmp_path, text)
+
+    monkeypatch.setattr(runner.executor.guest, "run", boot)
+    rdir = store.run_dir("packed")
+    runner.execute([small, big, other_rep], rdir, "packed", "tcg")
+    # one boot per repetition; swapon once, then each case after its mark
+    assert len(plans) == 2
+    assert plans[0].splitlines() == [
+        "swapon", f"mark {small.key()}", "info",
+        "run rmb-vma mode=count V=100", "info", f"mark {big.key()}",
+        "info", "run rmb-vma mode=count V=200", "info"]
+    recs = {(r["params"]["V"], r["rep"]): r for r in store.load_records(rdir)}
+    assert recs[(100, 0)]["metrics"]["vmas_count"] == 100
+    assert not recs[(100, 0)]["failed"] and not recs[(100, 1)]["failed"]
+    # the step that failed is the big case's, and fails only that case
+    assert recs[(200, 0)]["failed"]
+    assert "run rmb-vma mode=count V=200" in recs[(200, 0)]["failure"]
+    boots = {b["key"]: b for b in store.load_boots(rdir)}
+    assert boots[small.key()]["failure"] is None
+    assert boots[big.key()]["shared_with"] == small.key()
+    # the records rebuild from the shared console, each case's own
+    assert reparse.reparse(rdir) == (3, 3)
+    rebuilt = {(r["params"]["V"], r["failed"])
+               for r in store.load_records(rdir)}
+    assert rebuilt == {(100, False), (200, True)}
+
+
+def test_a_kernel_fault_fails_every_case_of_a_pack(tmp_path):
+    small = dataclasses.replace(CASE, packs=True)
+    big = dataclasses.replace(small, params=(("V", 200),))
+    job = runner.group_job([small, big])
+    text = console_of(job.boot.plan).replace(
+        "RMB-DONE", "[    2.000000] BUG: Bad page state\nRMB-DONE")
+    run = fake_run(tmp_path, text)
+    for case in (small, big):
+        records, failure = runner.case_records(case, run, "r", "tcg")
+        assert records[0]["failed"] and "kernel fault (BUG)" in failure
+
+
+def test_a_case_whose_mark_never_ran_has_no_results(tmp_path):
+    small = dataclasses.replace(CASE, packs=True)
+    big = dataclasses.replace(small, params=(("V", 200),))
+    text = console_of(runner.group_job([small, big]).boot.plan)
+    cut = text[:text.index(f"mark {big.key()}")].rsplit("\n", 2)[0]
+    (rec,), failure = runner.case_records(big, fake_run(tmp_path, cut),
+                                          "r", "tcg")
+    assert rec["failed"] and "stopped before the end" in failure
