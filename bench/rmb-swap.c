@@ -238,6 +238,12 @@ static void report_swap(struct rmb_json *j, const struct result *r)
 		     ratio(all.ctr[RMB_C_VISIT], out));
 	rmb_json_dbl(j, "anon_rmap_pte_per_swapout_count",
 		     ratio(all.ctr[RMB_C_PTE], out));
+	/* both kernels time each anon rmap walk (patch 0001): the mean
+	 * walk is the scheme's path under reclaim, on the icount clock its
+	 * instruction count, where the swap-out rate also waits on the disk
+	 */
+	rmb_json_dbl(j, "walk_mean_ns", ratio(all.ctr[RMB_C_WALK_NS],
+					      all.ctr[RMB_C_WALK_TIMED]));
 	rmb_json_int(j, "kswapd_cpu_ns", r->kswapd1 - r->kswapd0);
 	rmb_json_delta(j, &all);
 }

@@ -67,8 +67,11 @@ def test_summary_table_rows(text):
     assert "| 184 exact (n=3) | 160 exact (n=3) | 0.870 | exact | anonmm |" \
         in row
     row = next(line for line in summary.splitlines() if line.startswith(
-        "| swap/family | x86_64 | swap-out throughput"))
+        "| swap/family | x86_64 | mean time of one rmap walk"))
     assert row.endswith("| * | anon_vma |")
+    row = next(line for line in summary.splitlines() if line.startswith(
+        "| swap/family | x86_64 | swap-out throughput"))
+    assert row.endswith("| (informational) |")
     for mode in ("vma/capacity", "fork/breadth", "fork/depth", "fork/rate",
                  "mremap/unshared", "mremap/shared", "mremap/swapped",
                  "swap/family", "fio/write4k"):
@@ -82,7 +85,7 @@ def test_a_verdict_per_workload(text):
     assert "**anonmm wins** 3 of 3 headline" in subsection(verdicts, "vma")
     swap = subsection(verdicts, "swap")
     assert "**anon_vma wins**" in swap and "Welch p=" in swap
-    assert "emulated timing (TCG)" in swap
+    assert "icount clock" in swap
     assert "**No significant difference**" in subsection(verdicts, "fio")
     assert "every boot of anonmm failed (3)" in subsection(verdicts, "fork")
 
@@ -214,8 +217,9 @@ def test_experiment_tables_cover_every_configuration(text):
 
 def test_each_figure_says_how_its_boots_ran(text):
     swap = text.split("![swap-mem]")[1].split("([SVG]")[0]
-    assert "Measured under tcg, host clock, on 1 vCPU, under memory " \
-        "pressure (pages swapped out)." in swap
+    # swap-mem on the icount clock, fio's ceiling on the host's
+    assert "Measured under tcg, host clock; tcg, icount clock, on 1 vCPU, " \
+        "under memory pressure (pages swapped out)." in swap
     vma = text.split("![mremap]")[1].split("([SVG]")[0]
     assert "swap-out not counted" in vma or "no swap-out" in vma
 
@@ -258,3 +262,14 @@ def test_reach_reads_the_farther_end():
     assert abs(repetitions.reach(r) - 0.05) < 1e-9
     assert repetitions.reach(stats.Ratio(1.0, None, None)) == \
         float("inf")
+
+
+def test_how_sure_names_the_clock_of_a_timing():
+    from rmapbench import metrics, stats
+    from rmapbench.report import compare
+    c = stats.Comparison("forks_per_s", None, None, None, "*", p_value=0.01)
+    timed = metrics.lookup("forks_per_s")
+    assert compare.how_sure(c, timed, True).endswith(
+        "emulated timing (TCG)")
+    assert compare.how_sure(c, timed, True, "icount").endswith(
+        "icount clock")

@@ -201,7 +201,8 @@ def test_catalogue_flags():
     names = {m.name: m for m in metrics.primary("vma", "count")}
     assert names["slab_total_per_vma_bytes"].deterministic
     assert not names["create_per_vma_ns"].deterministic
-    assert metrics.lookup("swapout_per_s").direction == metrics.HIGHER
+    assert metrics.lookup("forks_per_s").direction == metrics.HIGHER
+    assert metrics.lookup("swapout_per_s").direction == metrics.NEUTRAL
     assert metrics.lookup("vmas_count", "vma", "capacity").direction == \
         metrics.HIGHER
     assert metrics.primary_record("fork", "depth") == "generation"
