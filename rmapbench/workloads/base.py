@@ -103,10 +103,15 @@ class Experiment:
     points run one after another in one boot with the other packing
     points of the same machine (stack, arch, memory, clock, vCPUs,
     image) and repetition (runner.py), which saves each point its own
-    boot (1.6 to 1.8 s of a TCG host's time): for points that leave
-    nothing behind that the next one measures (no swap-out, no memory
-    pressure, every process ended), whose exact counts are object
-    counts, not pages."""
+    boot (1.6 to 1.8 s of a TCG host's time).  Only for points whose
+    compared metrics do not depend on what the kernel did before them
+    (icount timings of CPU-bound paths, rates, counts of the workload's
+    own objects and rmap walks), never for memory counted in pages or
+    whole slabs: packed, vma-cost's LowFree per VMA of gap VMAs fell by
+    7 to 14% and fork-breadth's slab per child at N=8 by up to 6%,
+    outside their spread between fresh boots (run dev-pack1), and the
+    bundles' mean walk of pair pages at W=8 on anonmm moved by 8 to 10%
+    (run dev-bpack)."""
     name: str
     workload: str
     mode: str

@@ -147,11 +147,11 @@ WORKLOAD = Workload(
     experiments=(
         Experiment("fork-breadth", "fork", "breadth", ALL,
                    sweep={"N": [8, 32, 128]}, fixed={"V": 1000},
-                   clocks=(ICOUNT,), packs=True,
+                   clocks=(ICOUNT,),
                    text="one parent forks N children: latency, memory per "
                         "child"),
         Experiment("fork-depth", "fork", "depth", ALL,
-                   fixed={"D": 16, "pages": 256}, packs=True,
+                   fixed={"D": 16, "pages": 256},
                    text="a chain of generations, each COWing and forking "
                         "the next"),
         # icount: its headline is exact, and its fork latency is a

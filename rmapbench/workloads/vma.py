@@ -195,7 +195,7 @@ WORKLOAD = Workload(
     experiments=(
         Experiment("vma-cost", "vma", "count", ALL,
                    sweep={"kind": ["split", "gap"]}, fixed={"V": 20000},
-                   clocks=(ICOUNT,), packs=True,
+                   clocks=(ICOUNT,),
                    text="kernel memory per VMA, fresh VMAs of each kind"),
         Experiment("lowmem", "vma", "count", ("i386",),
                    sweep={"V": [5000, 20000, 80000]}, clocks=(ICOUNT,),
