@@ -84,3 +84,22 @@ def test_both_schemes_keep_their_colours():
                                                      anonmm_scheme="anon_vma"))
     assert labels == {"anon_vma": "anon_vma",
                       "anonmm": "anonmm kernel (scheme anon_vma)"}
+
+
+def test_fio_ceiling_only_beside_host_clock_rates(tmp_path, monkeypatch):
+    labels = []
+    finish = figures.finish
+
+    def keep(ax, title, xlabel, ylabel):
+        labels.extend(ax.get_legend_handles_labels()[1])
+        finish(ax, title, xlabel, ylabel)
+
+    monkeypatch.setattr(figures, "finish", keep)
+    recs = fabricate.only(fabricate.full_run(reps=2), workload="swap") + \
+        fabricate.only(fabricate.full_run(reps=2), workload="fio")
+    swap.plot_swap_mem(recs, tmp_path)          # swap-mem: icount
+    assert labels and not any("ceiling" in t for t in labels)
+    for rec in recs:
+        rec["clock"] = "host"
+    swap.plot_swap_mem(recs, tmp_path)
+    assert sum("fio 4k write ceiling" in t for t in labels) == 1
