@@ -85,10 +85,10 @@ def job_of(case: Case) -> executor.Job:
         smp=case.vcpus))
 
 
-def pack_head(case: Case) -> str:
-    """The plan line a pack runs once for all its cases: a leading
-    swapon ("" if the case's plan has none)."""
-    first = case.plan().split("\n", 1)[0]
+def pack_head(plan: str) -> str:
+    """The plan line a pack runs once for all its cases: a plan's
+    leading swapon ("" if it has none)."""
+    first = plan.split("\n", 1)[0]
     return first if first == guestplan.swapon() else ""
 
 
@@ -98,8 +98,8 @@ def boot_key(case: Case) -> tuple:
     line; and the repetition (each is a boot of its own)."""
     boot = job_of(case).boot
     if case.packs:
-        return ("pack", replace(boot, plan=pack_head(case), timeout_s=0.0),
-                case.rep)
+        return ("pack", replace(boot, plan=pack_head(boot.plan),
+                                timeout_s=0.0), case.rep)
     return ("boot", boot, case.rep)
 
 
@@ -122,7 +122,7 @@ def group_job(cases: list[Case]) -> executor.Job:
     job = job_of(cases[0])
     if len(cases) == 1 or not cases[0].packs:
         return job
-    head = pack_head(cases[0])
+    head = pack_head(job.boot.plan)
     lines = [head] if head else []
     for case in cases:
         own = case.plan().splitlines()
