@@ -29,7 +29,16 @@ if [ -n "$need_update" ]; then
 		echo "setup: need root to install:$missing (and the i386 dpkg architecture)" >&2
 		exit 1
 	fi
-	apt-get update -q
+	# A mirror caught mid-sync fails one index (seen: bookworm-security's
+	# i386 Packages, "File has unexpected size") and apt-get update exits
+	# 100 though every other index arrived.  Try again once; then go on
+	# with the indexes apt has: the install below fails, naming the
+	# package, if one of ours was only in the index that failed.
+	if ! apt-get update -q; then
+		sleep 10
+		apt-get update -q ||
+			echo "setup: apt-get update failed for an index (above); installing from the indexes that arrived" >&2
+	fi
 fi
 if [ -n "$missing" ]; then
 	echo "setup: installing:$missing"
