@@ -107,7 +107,8 @@ def cmd_size(args: argparse.Namespace) -> int:
     from . import sizing
     sizing.check_range(args.lo, args.hi, args.step)
     exp = experiments.custom(args.workload, args.mode, args.param or [],
-                             None, arches_arg(args.arch), args.timeout)
+                             None, arches_arg(args.arch), args.timeout,
+                             clocks=(registry.clock(args.clock).name,))
     sizing.check_single(exp)
     stacks = stacks_arg(args.stack)
     accel = guest.choose_accel(args.accel)
@@ -338,6 +339,10 @@ def add_size_command(sub: Sub) -> None:
                    help="the answer's precision, MB (default 16)")
     p.add_argument("--timeout", type=float, default=900.0,
                    help="seconds per boot (default 900)")
+    p.add_argument("--clock", default=registry.HOST,
+                   help="the probes' guest clock: "
+                   f"{', '.join(registry.clock_names())} (default host; "
+                   "icount makes a probe near the threshold repeat)")
     add_targets(p)
     p.add_argument("--run-id", help="results/<run-id> (default: "
                    "size-<workload>-<mode>-<digest of the inputs>; the same "
