@@ -370,6 +370,52 @@ static void snap_meminfo(struct rmb_snap *s)
 	s->swap_free_kb = rmbi_nonneg(rmbi_kv_int(rmbi_buf, "SwapFree"));
 }
 
+static const char *next_line(const char *l)
+{
+	l = strchr(l, '\n');
+	return l ? l + 1 : NULL;
+}
+
+/*
+ * The free memory of a snapshot, counted page for page.  meminfo's
+ * MemFree and LowFree leave out two things: the pages waiting in the
+ * per-cpu lists, which are free, and each CPU's vmstat diffs not yet
+ * folded into the zone counters.  The lists refill from the buddy
+ * allocator a batch at a time (63 pages, 252 kB, in our guests), so a
+ * LowFree difference moved in 252 kB steps: at 20,000 VMAs, 12.9 B per
+ * VMA, and a change to the boot path alone once moved anon_vma's lowmem
+ * per VMA from 116.1 to 129.0 B.  Here: reading
+ * /proc/sys/vm/stat_refresh folds the diffs, then /proc/zoneinfo gives
+ * each zone's free pages and each CPU's list count.  The free fields
+ * keep meminfo's values where zoneinfo cannot be read.
+ */
+static void snap_free(struct rmb_snap *s)
+{
+	long long all = 0, high = 0, v;
+	int in_high = 0, seen = 0;
+	char zone[16];
+
+	rmbi_read_file("/proc/sys/vm/stat_refresh", rmbi_buf, sizeof(rmbi_buf));
+	if (rmbi_read_file("/proc/zoneinfo", rmbi_buf, sizeof(rmbi_buf)) < 0)
+		return;
+	for (const char *l = rmbi_buf; l; l = next_line(l)) {
+		if (sscanf(l, "Node %*d, zone %15s", zone) == 1) {
+			in_high = !strcmp(zone, "HighMem");
+		} else if (sscanf(l, " pages free %lld", &v) == 1 ||
+			   sscanf(l, " count: %lld", &v) == 1) {
+			all += v;
+			high += in_high ? v : 0;
+			seen = 1;
+		}
+	}
+	if (!seen)
+		return;
+	v = sysconf(_SC_PAGESIZE) / 1024;
+	s->mem_free_kb = all * v;
+	s->high_free_kb = high * v;
+	s->low_free_kb = rmbi_low_total_kb > 0 ? (all - high) * v : 0;
+}
+
 static void snap_counters(struct rmb_snap *s, const char *path, int from,
 			  int to)
 {
@@ -389,6 +435,7 @@ void rmb_snap_take(struct rmb_snap *s)
 {
 	snap_slabs(s);
 	snap_meminfo(s);
+	snap_free(s);
 	snap_vmstat(s);
 	s->t_ns = rmb_now_ns();
 }

@@ -177,6 +177,9 @@ struct rmb_snap {
 	uint64_t t_ns;
 	long long slab_objs[RMB_NSLAB];		/* active_objs */
 	long long slab_bytes[RMB_NSLAB];	/* active_objs * objsize */
+	/* free pages counted exactly: the zones' free counts with every
+	 * CPU's vmstat diffs folded, plus the per-cpu lists (meminfo's
+	 * MemFree/LowFree/HighFree leave both out; those are the fallback) */
 	long long mem_free_kb, low_free_kb, high_free_kb;
 	long long page_tables_kb, swap_free_kb;
 	long long ctr[RMB_NCTR];	/* vmstat and sums, 0 if absent */

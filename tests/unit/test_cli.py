@@ -45,6 +45,8 @@ BAD_INPUT = [
      ("parameter K does not apply to mode unshared (only to shared)",)),
     (("run", "--workload", "vma", "--mem", "16"),
      ("guest memory 16 MB", "below the 64 MB")),
+    (("size", "--workload", "swap", "--clock", "host,icount"),
+     ("unknown clock 'host,icount'", "choose one of host, icount")),
     (("compare", "--experiments", "lowmem,vma"),
      ("unknown experiment(s) vma",)),
     (("report", "no-such-run-xyz"), ("no results at",)),
