@@ -113,12 +113,12 @@ WORKLOAD = Workload(
     # (at 60 s two such probes still took 2 of the search's 2.3 min).
     # On the host clock, where the movers race reclaim near the
     # threshold, anonmm's answer moved by one step from run to run (288
-    # or 304 MB on i386, 304 or 320 on x86_64); on the icount clock two
-    # searches of all four gave the same answers (2026-12-05).  Its
-    # guests boot without ACPI, whose kernel keeps about 0.3 MB less:
-    # anon_vma's i386 probe at 64 MB, refused on the host clock by the
-    # program's own check (48,864 kB available of the 49,152 it needs),
-    # runs there (49,168 kB).
+    # or 304 MB on i386, 304 or 320 on x86_64); on the icount clock it
+    # held in three searches (2026-12-05).  anon_vma's i386 probe at
+    # 64 MB sits at the program's own memory check (49,152 kB needed):
+    # refused on the host clock (48,864 kB available; its guests keep
+    # ACPI, about 0.3 MB), on icount run in two searches (49,168 kB) and
+    # refused in a third (49,128 kB: 52 kB more slab at the start).
     searches=(SizeSearch(
         Experiment("size-mremap-moves", "mremap", "shared", ALL,
                    fixed={"K": 16, "R_mb": 16, "child_moves": 1},
