@@ -21,6 +21,13 @@ from ..tables import fmt_ratio, ratio_cell, table
 from . import compare
 
 STACKS = (BASE, NEW)
+# A significant difference whose whole 95% interval (or exact ratio)
+# lies within this fraction of 1 decides nothing: on the icount clock a
+# code path 0.3% longer is significant at two boots, yet a reader
+# choosing a scheme would call the two equal.  Such a headline is
+# counted as PARITY, apart from the wins.
+PARITY_MARGIN = 0.01
+PARITY = "parity"
 
 
 @dataclass(frozen=True)
@@ -31,7 +38,7 @@ class Headline:
     arch: str
     config: str         # its configuration, as the summary table names it
     metric: str         # the headline metric's label
-    outcome: str        # NEW, BASE, 'same' or 'untested'
+    outcome: str        # NEW, BASE, PARITY, 'same' or 'untested'
     ratio: str          # NEW/BASE [95% CI]
     sure: str           # 'exact', '*' or why there is no test
     clock: str
@@ -47,6 +54,16 @@ def swapped(cs: stats.ConfigStats) -> bool | None:
     return any(c > 0 for c in known) if known else None
 
 
+def within_parity(r: stats.Ratio) -> bool:
+    """The ratio's interval (its value, if exact) lies within
+    PARITY_MARGIN of 1."""
+    if r.value is None:
+        return False
+    low = r.value if r.low is None else r.low
+    high = r.value if r.high is None else r.high
+    return 1 - PARITY_MARGIN <= low and high <= 1 + PARITY_MARGIN
+
+
 def headline_of(regime: str, workload: str, entry: metrics.Mode,
                 cs: stats.ConfigStats) -> Headline:
     m = entry.metrics[0]
@@ -55,6 +72,8 @@ def headline_of(regime: str, workload: str, entry: metrics.Mode,
         outcome, ratio, sure = "untested", "—", "a stack not measured"
     else:
         outcome = compare.outcome(c, m)
+        if outcome in STACKS and within_parity(c.ratio):
+            outcome = PARITY
         ratio = ratio_cell(c.ratio)
         if c.mark:
             sure = c.mark
@@ -90,17 +109,24 @@ def regime_outcome(rows: list[Headline]) -> str:
     tested = [h for h in rows if h.outcome != "untested"]
     if not tested:
         return "no test possible (one repetition or a stack missing)"
+    even = [h for h in rows if h.outcome == PARITY]
+    same = len(tested) - len(wins[NEW]) - len(wins[BASE]) - len(even)
+    rest = ", ".join(
+        ([f"within ±{PARITY_MARGIN:.0%} in {len(even)} "
+          f"({', '.join(names(even))})"] if even else []) +
+        ([f"no significant difference in {same}"] if same else []))
     if wins[NEW] and wins[BASE]:
         return (f"mixed: {NEW} wins {len(wins[NEW])} of {len(tested)} "
                 f"({', '.join(names(wins[NEW]))}), {BASE} "
-                f"{len(wins[BASE])} ({', '.join(names(wins[BASE]))})")
+                f"{len(wins[BASE])} ({', '.join(names(wins[BASE]))})" +
+                (f"; {rest}" if rest else ""))
     for s in STACKS:
         if wins[s]:
-            rest = len(tested) - len(wins[s])
             return (f"**{s}** wins {len(wins[s])} of {len(tested)} "
-                    f"headline comparison(s)" +
-                    (f", no significant difference in {rest}" if rest
-                     else ""))
+                    f"headline comparison(s)" + (f", {rest}" if rest
+                                                 else ""))
+    if even:
+        return f"no difference beyond ±{PARITY_MARGIN:.0%}: {rest}"
     return f"no significant difference in any of {len(tested)}"
 
 
@@ -109,8 +135,9 @@ def names(rows: list[Headline]) -> list[str]:
 
 
 def winner_cell(h: Headline) -> str:
-    return {"same": "no difference", "untested": "no test"}.get(
-        h.outcome, h.outcome)
+    return {"same": "no difference", "untested": "no test",
+            PARITY: f"within ±{PARITY_MARGIN:.0%}"}.get(h.outcome,
+                                                        h.outcome)
 
 
 def setting(h: Headline) -> str:
@@ -205,7 +232,11 @@ def decision(records: list[dict], analysis: list[stats.ConfigStats],
            "Per regime, the headline metric of each of its modes at the "
            "mode's main configuration (the Summary's rows); the regime's "
            "outcome counts those rows and nothing else.  Mark: `*` Welch "
-           "p < 0.05, `exact` a count that never varied.", ""]
+           "p < 0.05, `exact` a count that never varied.  A significant "
+           f"difference whose whole interval stays within "
+           f"±{PARITY_MARGIN:.0%} is counted as that, not as a win: on "
+           "the icount clock two boots make 0.3% significant, and nobody "
+           "chooses a scheme for it.", ""]
     for title, mine in by_regime(rows):
         out += [f"### {title}", "", f"Outcome: {regime_outcome(mine)}.", ""]
         if mine:

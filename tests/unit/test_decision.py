@@ -66,6 +66,32 @@ def test_regime_outcome_counts_its_rows():
     assert one.startswith("**anonmm** wins 1 of 2")
     assert decision.regime_outcome([h("same")]).startswith(
         "no significant difference")
+    # a significant difference within ±1% is parity, counted apart
+    even = decision.regime_outcome([h("anonmm"), h("anon_vma"),
+                                    h("parity"), h("same")])
+    assert even.startswith("mixed: anonmm wins 1 of 4")
+    assert "; within ±1% in 1 (w/m x86_64), no significant " \
+           "difference in 1" in even
+    assert decision.regime_outcome([h("parity")]).startswith(
+        "no difference beyond ±1%")
+
+
+@pytest.mark.parametrize("ratio,even", [
+    ((1.003, 1.002, 1.004), True),      # icount: significant, 0.3%
+    ((1.000, None, None), True),        # exact and equal within 1%
+    ((1.009, 1.001, 1.018), False),     # the interval reaches 1.8%
+    ((0.97, 0.967, 0.972), False),
+    ((None, None, None), False)])
+def test_parity_needs_the_whole_interval_within_one_percent(ratio, even):
+    assert decision.within_parity(stats.Ratio(*ratio)) is even
+
+
+def test_a_significant_headline_within_one_percent_is_parity(analysis):
+    """The fabricated run's headlines: a winner only where the interval
+    leaves ±1%, and the winner cell says so."""
+    for h in decision.headlines(analysis):
+        if h.outcome == decision.PARITY:
+            assert decision.winner_cell(h) == "within ±1%"
 
 
 def test_crossovers_found_in_the_sweep(analysis):
