@@ -238,7 +238,11 @@ static void report(const struct run *r)
 	rmb_json_int(&j, "children_count", r->children);
 	rmb_json_stats(&j, "move", &st);
 	rmb_json_int(&j, "moves_total_ns", (long long)r->moves_ns);
-	rmb_json_dbl(&j, "move_per_page_ns", st.mean / (double)r->l.pages);
+	/* the median move, as the headline: on the icount clock the moves
+	 * repeat to the nanosecond but for the one a timer tick lands in
+	 * (12,396 ns against 20,383), which moved a mean by 6% */
+	rmb_json_dbl(&j, "move_per_page_ns",
+		     (double)st.median / (double)r->l.pages);
 	rmb_json_int(&j, "verified_pages", r->checked);
 	rmb_json_int(&j, "verify_mismatch_pages", r->bad);
 	if (rmb_mode_is("swapped")) {
