@@ -14,7 +14,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import guest, qemu, registry, scratch, store
+from . import guest, plan, qemu, registry, scratch, store
 from .progress import Progress
 
 
@@ -38,7 +38,8 @@ def execute(jobs: list[Job], rdir: Path, accel: str, judge: Judge,
     if len(todo) < len(jobs):
         print(f"resuming {rdir.name}: {len(jobs) - len(todo)} of "
               f"{len(jobs)} {what}s already finished", flush=True)
-    progress = Progress(len(todo), what)
+    progress = Progress(len(todo), what,
+                        work=sum(weight(j.boot) for j in todo))
 
     def one(job: Job) -> dict:
         progress.note(f"{job.label} ({clock_text(accel, job.boot.clock)})")
@@ -50,13 +51,21 @@ def execute(jobs: list[Job], rdir: Path, accel: str, judge: Judge,
                   "qemu_rc": run.boot.qemu_rc,
                   "phases": guest.phases(run), **judged}
         store.save_boot(rdir, job.key, result)
-        progress.step_done()
+        progress.step_done(weight(job.boot))
         say(job, result)
         return result
 
     with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
         done = {r["key"]: r for r in pool.map(one, todo)}
     return [done.get(j.key) or stored(rdir, j.key) for j in jobs]
+
+
+def weight(boot: guest.Boot) -> int:
+    """A boot's share of the work, for the ETA: the cases it runs (a
+    pack's plan has one mark line per case), 1 for any other."""
+    marks = sum(1 for line in boot.plan.splitlines()
+                if line.split(" ", 1)[0] == plan.MARK)
+    return max(1, marks)
 
 
 def clock_text(accel: str, clock: str) -> str:

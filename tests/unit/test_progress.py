@@ -24,3 +24,24 @@ def test_progress_takes_a_better_estimate():
     out = io.StringIO()
     Progress(1, "boot", stream=out).note("x", eta=90)
     assert "ETA 1m30s" in out.getvalue()
+
+
+def test_the_eta_weighs_each_step_by_its_work(monkeypatch):
+    """A pack of 3 cases done in 30 s leaves a one-case boot 10 s."""
+    from rmapbench import progress
+    now = [100.0]
+    monkeypatch.setattr(progress.time, "monotonic", lambda: now[0])
+    out = io.StringIO()
+    p = Progress(2, "boot", stream=out, work=4)
+    now[0] += 30
+    p.step_done(3)
+    assert p.eta() == 10
+
+
+def test_a_pack_weighs_its_cases():
+    from rmapbench import executor, guest, plan
+    one = guest.Boot("anonmm", "x86_64", plan.of("swapon", "info"), 256, 10)
+    pack = guest.Boot("anonmm", "x86_64", plan.of(
+        "swapon", plan.mark("a"), "info", plan.mark("b"), "info",
+        plan.mark("c"), "info"), 256, 10)
+    assert executor.weight(one) == 1 and executor.weight(pack) == 3
