@@ -114,11 +114,11 @@ WORKLOAD = Workload(
     # On the host clock, where the movers race reclaim near the
     # threshold, anonmm's answer moved by one step from run to run (288
     # or 304 MB on i386, 304 or 320 on x86_64); on the icount clock it
-    # held in three searches (2026-12-05).  anon_vma's i386 probe at
+    # held in four searches (2026-12-05).  anon_vma's i386 probe at
     # 64 MB sits at the program's own memory check (49,152 kB needed):
     # refused on the host clock (48,864 kB available; its guests keep
-    # ACPI, about 0.3 MB), on icount run in two searches (49,168 kB) and
-    # refused in a third (49,128 kB: 52 kB more slab at the start).
+    # ACPI, about 0.3 MB), on icount run in three searches (49,168 kB)
+    # and refused in one (49,128 kB: 52 kB more slab at the start).
     searches=(SizeSearch(
         Experiment("size-mremap-moves", "mremap", "shared", ALL,
                    fixed={"K": 16, "R_mb": 16, "child_moves": 1},
