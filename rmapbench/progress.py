@@ -37,7 +37,7 @@ class Progress:
         return time.monotonic() - self.start
 
     def eta(self) -> float | None:
-        if self.done == 0 or self.work_done <= 0:
+        if self.work_done <= 0:
             return None
         return self.elapsed() / self.work_done * \
             max(0.0, self.work - self.work_done)

@@ -26,7 +26,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from rmapbench import image, plan  # noqa: E402
+from rmapbench import image, plan, registry  # noqa: E402
 
 DEFAULT_PLAN = plan.of(plan.swapon(), plan.info())
 
@@ -81,7 +81,8 @@ def main() -> int:
     except (OSError, ValueError, KeyError) as e:
         sys.exit(f"boot-timeline: {args.boot}: not a stored boot with a "
                  f"QEMU command ({e}); give results/RUN/boots/KEY.json")
-    arch = "i386" if stored[0].endswith("i386") else "x86_64"
+    arch = next(a.name for a in registry.ARCHES
+                if Path(stored[0]).name == a.qemu)
     steps = args.plan.read_text() if args.plan else DEFAULT_PLAN
     with tempfile.TemporaryDirectory(prefix="rmapbench-timeline-") as tmp:
         initrd = image.boot_initrd(image.build_image(arch), steps,

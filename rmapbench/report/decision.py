@@ -140,10 +140,13 @@ def winner_cell(h: Headline) -> str:
                                                         h.outcome)
 
 
+# swapped()'s answer in words
+PRESSURE = {True: "under swap", False: "no swap-out",
+            None: "swap-out not counted"}
+
+
 def setting(h: Headline) -> str:
-    swap = {True: "under swap", False: "no swap-out",
-            None: "swap-out not counted"}[h.pressure]
-    return f"{h.clock} clock, {h.vcpus} vCPU, {swap}"
+    return f"{h.clock} clock, {h.vcpus} vCPU, {PRESSURE[h.pressure]}"
 
 
 def headline_rows(rows: list[Headline]) -> list[list[str]]:

@@ -151,10 +151,6 @@ def timed_ratios(analysis: list[stats.ConfigStats]) -> dict[str, Timed]:
     return out
 
 
-PRESSURE = {False: "no swap-out", True: "under swap",
-            None: "swap-out not counted"}
-
-
 def interval_widths(analysis: list[stats.ConfigStats]) -> list[str]:
     """Per clock, apart for configurations that swapped (a reclaim's
     course varies where a CPU-bound path does not): how many timed
@@ -162,7 +158,7 @@ def interval_widths(analysis: list[stats.ConfigStats]) -> list[str]:
     groups: dict[tuple[str, str], Timed] = {}
     for clock, items in timed_ratios(analysis).items():
         for item in items:
-            key = (clock, PRESSURE[decision.swapped(item[1])])
+            key = (clock, decision.PRESSURE[decision.swapped(item[1])])
             groups.setdefault(key, []).append(item)
     rows = []
     for (clock, pressure), items in sorted(groups.items()):

@@ -252,7 +252,7 @@ def test_interval_widths_count_the_timed_ratios_within_target(text):
     for clock, items in widths.items():
         groups: dict = {}
         for item in items:
-            p = measured.PRESSURE[decision.swapped(item[1])]
+            p = decision.PRESSURE[decision.swapped(item[1])]
             groups.setdefault(p, []).append(item)
         seen_pressures |= set(groups)
         assert sum(len(g) for g in groups.values()) == len(items)
