@@ -127,16 +127,15 @@ def cmd_size(args: argparse.Namespace) -> int:
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
+    from . import sizing
+    exps, searches = experiments.chosen(
+        args.experiments.split(",") if args.experiments else None,
+        args.full)
+    stacks, arches = stacks_arg(args.stack), arches_arg(args.arch)
     watch = phases.Stopwatch()
     if args.build:
         with watch.phase("builds"):
-            kbuild.build_all(stacks_arg(args.stack), arches_arg(args.arch))
-    from . import sizing
-    exps, searches = experiments.chosen(
-        args.experiments.split(",") if args.experiments else None)
-    if args.full:
-        exps = [experiments.full(e) for e in exps]
-    stacks, arches = stacks_arg(args.stack), arches_arg(args.arch)
+            kbuild.build_all(stacks, arches)
     with watch.phase("boots"):
         rdir = runner.run_experiments(
             exps, stacks, arches, args.reps, args.run_id,
@@ -298,7 +297,8 @@ def add_run_commands(sub: Sub) -> None:
                    ", ".join([e.name for e in workloads.experiments()] +
                              [s.name for s in workloads.searches()]))
     p.add_argument("--full", action="store_true",
-                   help="the experiments' full sweeps (longer)")
+                   help="the experiments' full sweeps and the searches "
+                   "only it runs (hours)")
     p.add_argument("--build", action="store_true",
                    help="build the kernels first (incremental), timed as "
                    "a phase of the run")

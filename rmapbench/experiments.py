@@ -85,20 +85,29 @@ def by_name(names: list[str]) -> list[Experiment]:
     return [known[n] for n in names]
 
 
-def chosen(names: list[str] | None
+def chosen(names: list[str] | None, full: bool = False
            ) -> tuple[list[Experiment], list[SizeSearch]]:
     """The comparison's experiments and memory-size searches of those
-    names (None: all of them)."""
-    found = workloads.searches()
+    names (None: all of them; a full_only search only if full), each
+    experiment as 'compare --full' runs it if full."""
+    found = [s for s in workloads.searches() if full or not s.full_only]
     if names is None:
-        return list(workloads.experiments()), list(found)
-    searches = {s.name: s for s in found}
+        exps = list(workloads.experiments())
+        return [full_exp(e) if full else e for e in exps], found
+    searches = {s.name: s for s in workloads.searches()}
+    only_full = [n for n in names if n in searches
+                 and searches[n].full_only and not full]
+    if only_full:
+        raise UserError(f"{', '.join(only_full)}: only 'compare --full' "
+                        "runs this search (its probes may take minutes); "
+                        "add --full, or run 'harness.py size'")
     exps = [n for n in names if n not in searches]
     if not exps:
         raise UserError(f"--experiments {','.join(names)} names only size "
                         "searches: add an experiment, or run 'harness.py "
                         "size' for one configuration")
-    return by_name(exps), [searches[n] for n in names if n in searches]
+    return ([full_exp(e) if full else e for e in by_name(exps)],
+            [searches[n] for n in names if n in searches])
 
 
 def points(exp: Experiment) -> list[tuple[tuple[str, object], ...]]:
@@ -151,7 +160,7 @@ def expand(experiments: list[Experiment], stacks: list[str],
             for stack in stacks]
 
 
-def full(exp: Experiment) -> Experiment:
+def full_exp(exp: Experiment) -> Experiment:
     """exp as 'compare --full' runs it: its full sweep and sizes."""
     return replace(exp, **exp.full) if exp.full else exp
 

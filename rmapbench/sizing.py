@@ -17,7 +17,7 @@ own sizing.json.
 import json
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
 from . import experiments, guest, qemu, runner, stats, store
@@ -58,6 +58,8 @@ class Answer:
     below: int | None       # the largest size probed that fell short
     probes: dict[int, bool]  # size -> held
     fault: str | None = None  # the probe whose kernel faulted, and how
+    # size -> pages its probe swapped out (None: not counted)
+    swapped: dict[int, float | None] = field(default_factory=dict)
 
     def text(self) -> str:
         head = f"{self.stack} ({self.arch}): {SAYS[self.goal]}"
@@ -68,8 +70,17 @@ class Answer:
         if self.smallest is None:
             return f"{head} in no size up to {self.hi} MB"
         if self.below is None:
-            return f"{head} from {self.lo} MB, the smallest size tried"
-        return f"{head} from {self.smallest} MB, not in {self.below} MB"
+            return (f"{head} from {self.lo} MB, the smallest size tried"
+                    f"{self.swapping(self.lo)}")
+        return (f"{head} from {self.smallest} MB"
+                f"{self.swapping(self.smallest)}, not in {self.below} MB")
+
+    def swapping(self, mem: int) -> str:
+        """How hard a guest that merely completes had to swap."""
+        pages = self.swapped.get(mem)
+        if self.goal == "no-swap" or not pages:
+            return ""
+        return f" ({pages:,.0f} pages swapped out there)"
 
 
 def check_range(lo: int, hi: int, step: int) -> None:
@@ -130,6 +141,7 @@ def search(exp: experiments.Experiment, stack: str, arch: str, goal: str,
            text: str = "") -> Answer:
     """Bisect guest memory for one stack on one arch."""
     probes: dict[int, bool] = {}
+    swapped: dict[int, float | None] = {}
 
     def held(mem: int) -> bool:
         probe = replace(exp, mem_mb={arch: [mem]})
@@ -145,6 +157,9 @@ def search(exp: experiments.Experiment, stack: str, arch: str, goal: str,
                   "stops", flush=True)
             raise ProbeFault(f"{mem} MB: {fault}")
         probes[mem] = GOALS[goal](recs)
+        counts = [swapped_out(r) for r in recs]
+        swapped[mem] = (None if None in counts or not counts
+                        else sum(c for c in counts if c is not None))
         why = next((f" ({r.get('failure')})" for r in recs
                     if stats.is_failed(r)), "")
         print(f"size {stack} {arch}, probe {len(probes)} of at most "
@@ -158,7 +173,8 @@ def search(exp: experiments.Experiment, stack: str, arch: str, goal: str,
     except ProbeFault as e:
         smallest, below, fault = None, None, str(e)
     return Answer(text or what(exp), stack, arch, goal, lo, hi, step,
-                  smallest, below, dict(sorted(probes.items())), fault)
+                  smallest, below, dict(sorted(probes.items())), fault,
+                  dict(sorted(swapped.items())))
 
 
 def check_single(exp: experiments.Experiment) -> None:
@@ -174,8 +190,9 @@ def load(rdir: Path) -> list[Answer]:
     path = rdir / "sizing.json"
     if not path.exists():
         return []
-    return [Answer(**{"what": "", **a, "probes": {
-        int(k): v for k, v in a["probes"].items()}})
+    return [Answer(**{"what": "", **a, **{
+        d: {int(k): v for k, v in a.get(d, {}).items()}
+        for d in ("probes", "swapped")}})
             for a in json.loads(path.read_text())]
 
 

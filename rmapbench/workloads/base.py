@@ -137,13 +137,15 @@ class SizeSearch:
     and arch, the smallest guest, to within step MB between lo and hi, in
     which the one configuration of experiment (its sweep one value per
     parameter; its mem_mb unused) reaches goal ('completes' or
-    'no-swap').  text says what it runs, for the report."""
+    'no-swap').  text says what it runs, for the report.  full_only:
+    run by 'compare --full' alone (probes that thrash for minutes)."""
     experiment: Experiment
     goal: str
     lo: int
     hi: int
     step: int
     text: str
+    full_only: bool = False
 
     @property
     def name(self) -> str:

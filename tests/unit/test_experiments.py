@@ -96,7 +96,7 @@ def test_full_comparison_widens_the_sweeps_it_names():
     Experiment fields and every value it sets is within the program's
     parameter ranges (checked as the run would)."""
     exps = {e.name: e for e in workloads.experiments()}
-    full = {n: experiments.full(e) for n, e in exps.items()}
+    full = {n: experiments.full_exp(e) for n, e in exps.items()}
     assert full["bundle-pair"].sweep["W"][-1] == 1024
     assert full["fork-chain"].fixed["D"] == 10000
     assert exps["fork-chain"].fixed["D"] == 1000

@@ -92,6 +92,49 @@ def test_answers_read_as_sentences():
         "anonmm (x86_64): completes in no size up to 512 MB"
 
 
+def test_a_guest_that_merely_completes_says_how_hard_it_swapped():
+    def answer(goal, smallest, below, swapped):
+        return sizing.Answer("", "anonmm", "x86_64", goal, 64, 512, 16,
+                             smallest, below, {}, None, swapped).text()
+    assert answer("completes", 256, 240, {240: None, 256: 21823.0}) == \
+        ("anonmm (x86_64): completes from 256 MB (21,823 pages swapped "
+         "out there), not in 240 MB")
+    assert answer("completes", 64, None, {64: 5.0}) == \
+        ("anonmm (x86_64): completes from 64 MB, the smallest size tried "
+         "(5 pages swapped out there)")
+    assert answer("completes", 256, 240, {256: 0.0}).endswith(
+        "from 256 MB, not in 240 MB")
+    assert answer("no-swap", 304, 288, {304: 0.0, 288: 7.0}) == \
+        "anonmm (x86_64): runs without swapping from 304 MB, not in 288 MB"
+
+
+def test_a_probe_records_what_it_swapped(monkeypatch):
+    """Each probe's pages swapped out are kept with the answer (None where
+    a record counted none, as a failed boot's)."""
+    from types import SimpleNamespace
+    from rmapbench import workloads
+    by_mem = {512: [rec(pswpout_pages=0)], 64: [rec(failed=True)],
+              288: [rec(pswpout_pages=2904)], 176: [rec(failed=True)],
+              224: [rec(failed=True)], 256: [rec(pswpout_pages=21823)],
+              240: [rec(failed=True)]}
+    monkeypatch.setattr(sizing.runner, "run_experiments",
+                        lambda exps, *a: exps[0].mem_mb["x86_64"][0])
+    monkeypatch.setattr(sizing.store, "load_records",
+                        lambda mem: [dict(r, stack="anonmm")
+                                     for r in by_mem[mem]])
+    monkeypatch.setattr(sizing.experiments, "sweep_points",
+                        lambda exp, arches: [SimpleNamespace(config="c")])
+    monkeypatch.setattr(sizing, "Config", SimpleNamespace(of=lambda r: "c"))
+    (s,) = [s for s in workloads.searches()
+            if s.name == "size-mremap-completes"]
+    a = sizing.search(s.experiment, "anonmm", "x86_64", s.goal, s.lo, s.hi,
+                      s.step, "run", "tcg")
+    assert (a.smallest, a.below) == (256, 240)
+    assert a.swapped == {64: None, 176: None, 224: None, 240: None,
+                         256: 21823.0, 288: 2904.0, 512: 0.0}
+    assert "(21,823 pages swapped out there)" in a.text()
+
+
 def test_saved_answers_reach_the_decision_section(tmp_path):
     import json
     from dataclasses import asdict
@@ -171,6 +214,29 @@ def test_declared_searches_are_valid_before_any_boot():
         programs.check(workloads.workload(e.workload).program, e.workload,
                        e.mode, {**e.sweep,
                                 **{k: [v] for k, v in e.fixed.items()}})
+
+
+def test_only_compare_full_runs_a_full_only_search(tmp_path):
+    """The default comparison leaves out the searches whose probes may
+    thrash for minutes; --full adds them, with every experiment's full
+    sweep; naming one without --full is refused before any boot."""
+    from rmapbench import experiments, workloads
+    slow = [s.name for s in workloads.searches() if s.full_only]
+    assert slow == ["size-mremap-completes"]
+    _, default = experiments.chosen(None)
+    exps, full = experiments.chosen(None, full=True)
+    assert not set(slow) & {s.name for s in default}
+    assert set(slow) <= {s.name for s in full}
+    assert exps == [experiments.full_exp(e) for e in workloads.experiments()]
+    with pytest.raises(UserError, match="only 'compare --full'"):
+        experiments.chosen(["vma-cost", "size-mremap-completes"])
+    res = subprocess.run(
+        [sys.executable, str(ROOT / "harness.py"), "compare",
+         "--experiments", "vma-cost,size-mremap-completes", "--build"],
+        capture_output=True, text=True, cwd=tmp_path,
+        env={"RMAPBENCH_RESULTS": str(tmp_path), "PATH": "/usr/bin:/bin"})
+    assert res.returncode == 2
+    assert "add --full" in res.stderr and "[build" not in res.stdout
 
 
 def test_compare_refuses_searches_alone(tmp_path):
