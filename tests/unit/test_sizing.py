@@ -108,23 +108,35 @@ def test_a_guest_that_merely_completes_says_how_hard_it_swapped():
         "anonmm (x86_64): runs without swapping from 304 MB, not in 288 MB"
 
 
-def test_a_probe_records_what_it_swapped(monkeypatch):
-    """Each probe's pages swapped out are kept with the answer (None where
-    a record counted none, as a failed boot's)."""
+def fake_probes(monkeypatch, by_mem: dict) -> list:
+    """Probes that boot nothing: each size's records (of anonmm) are
+    by_mem's; returns the sizes probed, in order."""
     from types import SimpleNamespace
-    from rmapbench import workloads
-    by_mem = {512: [rec(pswpout_pages=0)], 64: [rec(failed=True)],
-              288: [rec(pswpout_pages=2904)], 176: [rec(failed=True)],
-              224: [rec(failed=True)], 256: [rec(pswpout_pages=21823)],
-              240: [rec(failed=True)]}
-    monkeypatch.setattr(sizing.runner, "run_experiments",
-                        lambda exps, *a: exps[0].mem_mb["x86_64"][0])
+    probed = []
+
+    def run_experiments(exps, *args):
+        (mem,) = exps[0].mem_mb["x86_64"]
+        probed.append(mem)
+        return mem
+    monkeypatch.setattr(sizing.runner, "run_experiments", run_experiments)
     monkeypatch.setattr(sizing.store, "load_records",
                         lambda mem: [dict(r, stack="anonmm")
                                      for r in by_mem[mem]])
     monkeypatch.setattr(sizing.experiments, "sweep_points",
                         lambda exp, arches: [SimpleNamespace(config="c")])
     monkeypatch.setattr(sizing, "Config", SimpleNamespace(of=lambda r: "c"))
+    return probed
+
+
+def test_a_probe_records_what_it_swapped(monkeypatch):
+    """Each probe's pages swapped out are kept with the answer (None where
+    a record counted none, as a failed boot's)."""
+    from rmapbench import workloads
+    fake_probes(monkeypatch, {
+        512: [rec(pswpout_pages=0)], 64: [rec(failed=True)],
+        288: [rec(pswpout_pages=2904)], 176: [rec(failed=True)],
+        224: [rec(failed=True)], 256: [rec(pswpout_pages=21823)],
+        240: [rec(failed=True)]})
     (s,) = [s for s in workloads.searches()
             if s.name == "size-mremap-completes"]
     a = sizing.search(s.experiment, "anonmm", "x86_64", s.goal, s.lo, s.hi,
@@ -254,24 +266,11 @@ def test_a_kernel_fault_in_a_probe_stops_the_search_as_a_failure(
     """A probe whose kernel faulted says nothing about memory: the search
     stops there, its answer is a failure naming the probe and the fault
     (not "does not fit"), and the other probes are kept."""
-    from types import SimpleNamespace
     from rmapbench import workloads
     fault = "kernel fault (WARNING, cut here) at console line 615"
-    by_mem = {512: [rec(pswpout_pages=3)], 64: [rec(failed=True)],
-              288: [dict(rec(failed=True), failure=fault)]}
-    probe_mem = []
-
-    def run_experiments(exps, *args):
-        (mem,) = exps[0].mem_mb["x86_64"]
-        probe_mem.append(mem)
-        return mem
-    monkeypatch.setattr(sizing.runner, "run_experiments", run_experiments)
-    monkeypatch.setattr(sizing.store, "load_records",
-                        lambda mem: [dict(r, stack="anonmm")
-                                     for r in by_mem[mem]])
-    monkeypatch.setattr(sizing.experiments, "sweep_points",
-                        lambda exp, arches: [SimpleNamespace(config="c")])
-    monkeypatch.setattr(sizing, "Config", SimpleNamespace(of=lambda r: "c"))
+    probe_mem = fake_probes(monkeypatch, {
+        512: [rec(pswpout_pages=3)], 64: [rec(failed=True)],
+        288: [dict(rec(failed=True), failure=fault)]})
     (s,) = [s for s in workloads.searches() if s.name == "size-mremap-moves"]
     answer = sizing.search(s.experiment, "anonmm", "x86_64", "completes", 64,
                            512, 16, "run", "tcg")
@@ -282,4 +281,4 @@ def test_a_kernel_fault_in_a_probe_stops_the_search_as_a_failure(
                                     "the kernel faulted in the probe of "
                                     "288 MB: kernel fault (WARNING")
     assert sizing.faulted([answer]) == [answer]
-    assert sizing.kernel_fault(by_mem[64]) is None
+    assert sizing.kernel_fault([rec(failed=True)]) is None
