@@ -149,23 +149,24 @@ CLOCKS: tuple[Clock, ...] = (
     # time per boot (measured); the PIT/HPET tick serves one vCPU as well.
     # Every port read and rdtsc ends a translation block under icount,
     # so boot code that polls a timer is slow in host time beyond its
-    # instructions.  no_timer_check skips the IO-APIC timer test (a
-    # delay loop of rdtsc), acpi=off the AML interpreter, the PCI
-    # interrupt links and the PM timer's 50 ms verification against the
-    # PIT (the MP table and the PIR route the same IRQs; the TSC is
-    # calibrated against the PIT, 1000.003 MHz on both arches): a boot
+    # instructions.  no_timer_check (every boot's, qemu.BASE_APPEND)
+    # skips the IO-APIC timer test (a delay loop of rdtsc), acpi=off the
+    # AML interpreter, the PCI interrupt links and the PM timer's 50 ms
+    # verification against the PIT (the MP table and the PIR route the
+    # same IRQs; the TSC is calibrated against the PIT, 1000.003 MHz on
+    # both arches): a boot
     # of an x86_64 kernel running one short step went from 1.08 s to
     # 0.64 s (2026-12-05, four boots each, anon_vma and anonmm alike).
     # Host-clock boots keep ACPI: there the HPET and PM timer keep a
-    # loaded host's guest off the jiffies clock, and both options
-    # saved them under 5%.
+    # loaded host's guest off the jiffies clock, and acpi=off saved them
+    # under 5%.
     Clock(ICOUNT, "QEMU instruction counting (-icount shift=0,sleep=off): "
           "guest time counts the instructions executed, 1 ns each, so a "
           "timing measures code path length; repeatable and independent "
           "of the host's load, but caches and memory latency are not "
           "modelled and device time is hidden", accel="tcg",
           qemu_args=("-icount", "shift=0,sleep=off"),
-          append="noapictimer no_timer_check acpi=off",
+          append="noapictimer acpi=off",
           # QEMU 7.2 never brings the second vCPU up under icount (both
           # arches, with or without noapictimer, sleep=off, align=off:
           # the boot stops at "x86: Booting SMP configuration")
