@@ -133,7 +133,7 @@ def test_a_probe_records_what_it_swapped(monkeypatch):
     a record counted none, as a failed boot's)."""
     from rmapbench import workloads
     fake_probes(monkeypatch, {
-        512: [rec(pswpout_pages=0)], 64: [rec(failed=True)],
+        512: [rec(pswpout_pages=0)], 80: [rec(failed=True)],
         288: [rec(pswpout_pages=2904)], 176: [rec(failed=True)],
         224: [rec(failed=True)], 256: [rec(pswpout_pages=21823)],
         240: [rec(failed=True)]})
@@ -142,7 +142,7 @@ def test_a_probe_records_what_it_swapped(monkeypatch):
     a = sizing.search(s.experiment, "anonmm", "x86_64", s.goal, s.lo, s.hi,
                       s.step, "run", "tcg")
     assert (a.smallest, a.below) == (256, 240)
-    assert a.swapped == {64: None, 176: None, 224: None, 240: None,
+    assert a.swapped == {80: None, 176: None, 224: None, 240: None,
                          256: 21823.0, 288: 2904.0, 512: 0.0}
     assert "(21,823 pages swapped out there)" in a.text()
 
