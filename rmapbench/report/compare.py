@@ -56,8 +56,9 @@ def main_config(analysis: list[stats.ConfigStats], workload: str, mode: str,
 
     Of the catalogue's record kind: from the mode's main experiments if
     it has any, on the experiment's own clock, preferably with both
-    stacks measured; the last generation for generation records; else
-    the middle of the sorted configurations (the middle of a sweep).
+    stacks measured and at the mode's main_params; the last generation
+    for generation records; else the middle of the sorted
+    configurations (the middle of a sweep).
     """
     cands = [c for c in analysis if c.key.workload == workload
              and c.key.mode == mode and c.key.arch == arch]
@@ -70,6 +71,9 @@ def main_config(analysis: list[stats.ConfigStats], workload: str, mode: str,
     cands = own or cands
     both = [c for c in cands if all(c.records.get(s) for s in STACKS)]
     cands = both or cands
+    at = [c for c in cands if entry and all(
+        c.key.param(k, v) == v for k, v in entry.main_params)]
+    cands = at or cands
     if not cands:
         return None
     if any(c.key.generation is not None for c in cands):

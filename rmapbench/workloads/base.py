@@ -66,13 +66,17 @@ class Mode:
     line per generation...) and its metrics, the headline first.  main:
     the experiments whose configurations stand for the mode in the
     summary table and the verdicts (older names of them included).
-    regime: the key of REGIMES its headline decides ("": none; a ceiling
-    or a context measurement)."""
+    main_params: (parameter, value) pairs the standing configuration
+    has, where it has the parameter, so that a larger sweep ('compare
+    --full') does not move the decision to another setting; else the
+    middle of the sweep stands.  regime: the key of REGIMES its headline
+    decides ("": none; a ceiling or a context measurement)."""
     name: str
     metrics: tuple[Metric, ...]
     record: str = "summary"
     main: tuple[str, ...] = ()
     regime: str = ""
+    main_params: tuple[tuple[str, object], ...] = ()
 
 
 @dataclass(frozen=True)

@@ -55,6 +55,16 @@ def test_outcomes_follow_the_data(analysis):
     assert rows[("swap/family", "x86_64")].pressure is True
 
 
+def test_a_mode_s_main_params_hold_its_decision_to_one_setting(analysis):
+    """fastpath swept at T=1 and 2 (as 'compare --full' runs it) decides
+    at T=1, as the default comparison does: the middle of the sweep
+    would have been T=2."""
+    fast = [h for h in decision.headlines(analysis)
+            if h.what.startswith("fastpath/")]
+    assert len(fast) == 6
+    assert all(" T=1" in h.config and "T=2" not in h.config for h in fast)
+
+
 def test_regime_outcome_counts_its_rows():
     def h(outcome):
         return decision.Headline("r", "w/m", "x86_64", "", "", outcome,
