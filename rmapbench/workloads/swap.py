@@ -230,9 +230,10 @@ def recommend(stack: str, sizes: dict[int, list[dict]]) -> str:
         return (f"{stack}: swaps at every size tried (up to "
                 f"{max(measured)} MB); {fastest}. Give it more memory to "
                 f"stop swapping.")
-    return (f"{stack}: no swap-out from {mem} MB: give at least {mem} MB "
-            f"to runs that must not swap, less to measure swap-out; "
-            f"{fastest}.")
+    tried = ", ".join(str(m) for m in sorted(measured))
+    return (f"{stack}: no swap-out from {mem} MB of the sizes tried "
+            f"({tried} MB): give at least {mem} MB to runs that must not "
+            f"swap, less to measure swap-out; {fastest}.")
 
 
 WORKLOAD = Workload(
