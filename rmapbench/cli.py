@@ -298,7 +298,7 @@ def add_run_commands(sub: Sub) -> None:
                              [s.name for s in workloads.searches()]))
     p.add_argument("--full", action="store_true",
                    help="the experiments' full sweeps and the searches "
-                   "only it runs (hours)")
+                   "only it runs (about 40 minutes on 2 cores)")
     p.add_argument("--build", action="store_true",
                    help="build the kernels first (incremental), timed as "
                    "a phase of the run")

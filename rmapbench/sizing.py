@@ -76,11 +76,12 @@ class Answer:
                 f"{self.swapping(self.smallest)}, not in {self.below} MB")
 
     def swapping(self, mem: int) -> str:
-        """How hard a guest that merely completes had to swap."""
+        """How hard a guest that merely completes had to swap: its one
+        probe's pswpout (a page written twice counts twice)."""
         pages = self.swapped.get(mem)
         if self.goal == "no-swap" or not pages:
             return ""
-        return f" ({pages:,.0f} pages swapped out there)"
+        return f" (its probe there wrote {pages:,.0f} pages to swap)"
 
 
 def check_range(lo: int, hi: int, step: int) -> None:

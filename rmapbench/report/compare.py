@@ -55,8 +55,9 @@ def main_config(analysis: list[stats.ConfigStats], workload: str, mode: str,
     """The configuration standing for (workload, mode) on arch.
 
     Of the catalogue's record kind: from the mode's main experiments if
-    it has any, on the experiment's own clock, preferably with both
-    stacks measured and at the mode's main_params; the last generation
+    it has any, on the experiment's own clock, at the mode's main_params
+    where it has them, preferably with both stacks measured; the last
+    generation
     for generation records; else the middle of the sorted
     configurations (the middle of a sweep).
     """
@@ -69,11 +70,13 @@ def main_config(analysis: list[stats.ConfigStats], workload: str, mode: str,
     own = [c for c in cands
            if c.key.clock == workloads.own_clock(c.key.experiment)]
     cands = own or cands
-    both = [c for c in cands if all(c.records.get(s) for s in STACKS)]
-    cands = both or cands
+    # the mode's own setting first: a stack's failed boots there show
+    # as its row, not as another setting's verdict
     at = [c for c in cands if entry and all(
         c.key.param(k, v) == v for k, v in entry.main_params)]
     cands = at or cands
+    both = [c for c in cands if all(c.records.get(s) for s in STACKS)]
+    cands = both or cands
     if not cands:
         return None
     if any(c.key.generation is not None for c in cands):

@@ -142,7 +142,8 @@ class SizeSearch:
     which the one configuration of experiment (its sweep one value per
     parameter; its mem_mb unused) reaches goal ('completes' or
     'no-swap').  text says what it runs, for the report.  full_only:
-    run by 'compare --full' alone (probes that thrash for minutes)."""
+    run by 'compare --full' alone (its family is --full's, or its
+    probes may thrash for minutes)."""
     experiment: Experiment
     goal: str
     lo: int

@@ -25,9 +25,9 @@ from .base import (NEUTRAL, Crossover, Experiment, Figure, Mode,
 
 PATTERNS = ("private", "pair", "shared")
 # the default comparison: small enough for TCG, wide enough for a slope,
-# on both arches (i386's 128 MB guest is all lowmem; W=8 and 64 pushed
-# 2,255 to 3,124 of the 4,096 data pages out, 2 s a boot, run
-# dev-noboost, 2026-12-05);
+# on both arches (i386's 128 MB guest is all lowmem); W=8 and 64 pushed
+# 2,255 to 3,124 of the 4,096 data pages out on the two arches, 2 s a
+# boot (run dev-noboost, 2026-12-05);
 # larger sweeps through 'compare --full' or 'harness.py run --workload
 # bundle --mode pair --param W=1,4,16,64,256,1024 --mem 512'
 COMPARE_W = [8, 64]

@@ -183,7 +183,7 @@ def test_memory_recommendation(text):
     rec = section(text, "Memory-size recommendation")
     for arch in ("i386", "x86_64"):
         assert f"**{arch}**, swap N=4 mb=256:" in rec
-    assert rec.count("no swap-out from 384 MB") == 4
+    assert rec.count("none at 384 MB") == 4
     assert "fastest swap-out at 256 MB" in rec
     assert "| 384 MB | 0, all equal (n=3) | no swap |" in rec
     assert "| 128 MB |" in rec and "swaps" in rec

@@ -97,11 +97,11 @@ def test_a_guest_that_merely_completes_says_how_hard_it_swapped():
         return sizing.Answer("", "anonmm", "x86_64", goal, 64, 512, 16,
                              smallest, below, {}, None, swapped).text()
     assert answer("completes", 256, 240, {240: None, 256: 21823.0}) == \
-        ("anonmm (x86_64): completes from 256 MB (21,823 pages swapped "
-         "out there), not in 240 MB")
+        ("anonmm (x86_64): completes from 256 MB (its probe there wrote "
+         "21,823 pages to swap), not in 240 MB")
     assert answer("completes", 64, None, {64: 5.0}) == \
         ("anonmm (x86_64): completes from 64 MB, the smallest size tried "
-         "(5 pages swapped out there)")
+         "(its probe there wrote 5 pages to swap)")
     assert answer("completes", 256, 240, {256: 0.0}).endswith(
         "from 256 MB, not in 240 MB")
     assert answer("no-swap", 304, 288, {304: 0.0, 288: 7.0}) == \
@@ -144,7 +144,7 @@ def test_a_probe_records_what_it_swapped(monkeypatch):
     assert (a.smallest, a.below) == (256, 240)
     assert a.swapped == {80: None, 176: None, 224: None, 240: None,
                          256: 21823.0, 288: 2904.0, 512: 0.0}
-    assert "(21,823 pages swapped out there)" in a.text()
+    assert "(its probe there wrote 21,823 pages to swap)" in a.text()
 
 
 def test_saved_answers_reach_the_decision_section(tmp_path):
