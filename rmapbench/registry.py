@@ -101,7 +101,8 @@ STACKS: tuple[Stack, ...] = (
           rules=(SchemeRule("*", "*", None, (
               ("mremap_anon_copy_pages", "==", 0),
               ("anon_rmap_orphan_pages", "==", 0),
-              ("anon_swapin_copy_pages", "==", 0))),
+              ("anon_swapin_copy_pages", "==", 0),
+              ("anon_pages_test_pte_count", "==", 0))),
                  # rmb-orphan: an exited child pins nothing
                  SchemeRule("orphan", "child", None, (
                      ("pinned_objs_count", "==", 0),)))),

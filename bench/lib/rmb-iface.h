@@ -35,7 +35,7 @@
 	X(MAPLE, maple_node, RMB_F_COST)
 
 /* /proc/vmstat counters: X(enum suffix, vmstat name, unit, flags); a
- * result line calls the counter's growth <name>_<unit>.  The first nine
+ * result line calls the counter's growth <name>_<unit>.  The first ten
  * are the instrumentation kernels/common/patches adds (a scheme that
  * never does the thing reads 0, never missing). */
 #define RMB_COUNTERS(X) \
@@ -48,6 +48,7 @@
 	X(ORPHAN, anon_rmap_orphan, pages, RMB_F_SMOKE) \
 	X(MREMAP_COPY, mremap_anon_copy, pages, RMB_F_SMOKE) \
 	X(SWAPIN_COPY, anon_swapin_copy, pages, RMB_F_SMOKE) \
+	X(TEST_PTE, anon_pages_test_pte, count, RMB_F_SMOKE) \
 	X(PSWPOUT, pswpout, pages, RMB_F_SMOKE | RMB_F_SAMPLE) \
 	X(PSWPIN, pswpin, pages, RMB_F_SMOKE | RMB_F_SAMPLE) \
 	X(PGMAJFAULT, pgmajfault, count, RMB_F_SAMPLE) \

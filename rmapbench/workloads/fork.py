@@ -127,7 +127,13 @@ WORKLOAD = Workload(
             metric("fork_median_ns", "fork() latency, median", "ns"),
             metric("fork_p90_ns", "fork() latency, 90th percentile", "ns"),
             metric("slab_total_per_child_bytes", "slab total per child",
-                   "B/child", exact=True)), main=("fork-breadth",),
+                   "B/child", exact=True),
+            # anonmm's look at each private file vma's ptes at fork: 234
+            # ptes a fork on x86_64, 249 on i386, about 10,000
+            # instructions (run dev-testpte, 2026-12-05)
+            metric("anon_pages_test_pte_count", "ptes looked at for anon "
+                   "pages (anonmm: private file vmas at fork), all forks",
+                   "ptes", NEUTRAL, exact=True)), main=("fork-breadth",),
              regime="fork"),
         Mode("depth", (
             metric("slab_total_delta_bytes", "slab total, generations alive",

@@ -51,7 +51,7 @@ DELTA = ("slab_vm_area_struct_delta_bytes", "slab_anon_vma_delta_bytes",
          "anon_rmap_pte_count", "anon_rmap_trylock_fail_count",
          "anon_rmap_contended_keep_pages",
          "anon_rmap_orphan_pages", "mremap_anon_copy_pages",
-         "anon_swapin_copy_pages",
+         "anon_swapin_copy_pages", "anon_pages_test_pte_count",
          "pswpout_pages", "pswpin_pages", "pgmajfault_count")
 ABSOLUTE = ("slab_vm_area_struct_bytes", "slab_anon_vma_bytes",
             "slab_anon_vma_chain_bytes", "slab_anonmm_bytes",

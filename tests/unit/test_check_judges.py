@@ -60,7 +60,7 @@ def good_summary(mode):
               "moves_count": 3, "execs_count": 1, "exec_blob_pages": 60,
               "exec_stack_shift_kb": 100, "swapoff_count": 1,
               "mremap_anon_copy_pages": 0, "anon_rmap_orphan_pages": 0,
-              "anon_swapin_copy_pages": 0}
+              "anon_swapin_copy_pages": 0, "anon_pages_test_pte_count": 0}
     return fields
 
 
