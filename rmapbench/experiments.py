@@ -90,24 +90,24 @@ def chosen(names: list[str] | None, full: bool = False
     """The comparison's experiments and memory-size searches of those
     names (None: all of them; a full_only search only if full), each
     experiment as 'compare --full' runs it if full."""
-    found = [s for s in workloads.searches() if full or not s.full_only]
+    searches = {s.name: s for s in workloads.searches()}
     if names is None:
         exps = list(workloads.experiments())
-        return [full_exp(e) if full else e for e in exps], found
-    searches = {s.name: s for s in workloads.searches()}
-    only_full = [n for n in names if n in searches
-                 and searches[n].full_only and not full]
-    if only_full:
-        raise UserError(f"{', '.join(only_full)}: only 'compare --full' "
-                        "runs this search (its probes may take minutes); "
-                        "add --full, or run 'harness.py size'")
-    exps = [n for n in names if n not in searches]
-    if not exps:
-        raise UserError(f"--experiments {','.join(names)} names only size "
-                        "searches: add an experiment, or run 'harness.py "
-                        "size' for one configuration")
-    return ([full_exp(e) if full else e for e in by_name(exps)],
-            [searches[n] for n in names if n in searches])
+        picked = [s for s in searches.values() if full or not s.full_only]
+    else:
+        only_full = [n for n in names if n in searches
+                     and searches[n].full_only and not full]
+        if only_full:
+            raise UserError(f"{', '.join(only_full)}: only 'compare "
+                            "--full' runs this search; add --full, or "
+                            "run 'harness.py size'")
+        if all(n in searches for n in names):
+            raise UserError(f"--experiments {','.join(names)} names only "
+                            "size searches: add an experiment, or run "
+                            "'harness.py size' for one configuration")
+        exps = by_name([n for n in names if n not in searches])
+        picked = [searches[n] for n in names if n in searches]
+    return [full_exp(e) if full else e for e in exps], picked
 
 
 def points(exp: Experiment) -> list[tuple[tuple[str, object], ...]]:

@@ -57,8 +57,7 @@ def main_config(analysis: list[stats.ConfigStats], workload: str, mode: str,
     Of the catalogue's record kind: from the mode's main experiments if
     it has any, on the experiment's own clock, at the mode's main_params
     where it has them, preferably with both stacks measured; the last
-    generation
-    for generation records; else the middle of the sorted
+    generation for generation records; else the middle of the sorted
     configurations (the middle of a sweep).
     """
     cands = [c for c in analysis if c.key.workload == workload

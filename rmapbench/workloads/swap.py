@@ -242,6 +242,19 @@ def recommend(stack: str, sizes: dict[int, list[dict]]) -> str:
             f"narrows it to 16 MB); {fastest}.")
 
 
+def family_search(name: str, family: dict, lo: int, hi: int,
+                  full_only: bool = False) -> SizeSearch:
+    """The no-swap size of a swapping family, to 16 MB, on icount."""
+    passes = family["passes"]
+    times = {1: "once", 2: "twice"}.get(passes, f"{passes} times")
+    return SizeSearch(
+        Experiment(name, "swap", "family", ("x86_64",), fixed=family,
+                   timeout_s=900.0, clocks=(ICOUNT,)),
+        "no-swap", lo, hi, 16,
+        f"a family of {family['N']} swapping {family['mb']} MB {times} "
+        "(icount clock)", full_only)
+
+
 WORKLOAD = Workload(
     "swap", "rmb-swap",
     # The mean walk decides, as in the bundles: on the icount clock it is
@@ -302,17 +315,9 @@ WORKLOAD = Workload(
     # a swapping one 10 to 20 s on icount; 'compare --full' also for
     # the 256 MB family, which stop 18 found at 304 MB on both stacks)
     searches=(
-        SizeSearch(Experiment("size-swap-family", "swap", "family",
-                              ("x86_64",), fixed=FAMILY, timeout_s=900.0,
-                              clocks=(ICOUNT,)),
-                   "no-swap", 64, 128, 16,
-                   "a family of 4 swapping 64 MB twice (icount clock)"),
-        SizeSearch(Experiment("size-swap-family-256", "swap", "family",
-                              ("x86_64",), fixed=FULL_FAMILY,
-                              timeout_s=900.0, clocks=(ICOUNT,)),
-                   "no-swap", 160, 416, 16,
-                   "a family of 4 swapping 256 MB twice (icount clock)",
-                   full_only=True)),
+        family_search("size-swap-family", FAMILY, 64, 128),
+        family_search("size-swap-family-256", FULL_FAMILY, 160, 416,
+                      full_only=True)),
     figures=(
         Figure("swap-mem", ("swap-mem", "swap-ceiling"), plot_swap_mem),
         Figure("swap-family", ("swap-family",), plot_swap_family),
