@@ -2,10 +2,12 @@
 
 import argparse
 import sys
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 
-from . import check, experiments, guest, kbuild, paths, phases, programs
-from . import registry
+from . import check, experiments, guest, kbuild, paths, phases, preflight
+from . import programs, registry
 from . import reparse, repetitions, runner, smoke
 from . import store, workloads
 from .errors import UserError
@@ -148,39 +150,75 @@ def cmd_compare(args: argparse.Namespace) -> int:
                                           rdir.name,
                                           guest.choose_accel(args.accel),
                                           max(1, args.jobs))
-    rc = finish(rdir, args.no_report, watch)
-    for a in sizing.faulted(answers):
-        print(f"size search {a.what}: {a.text()}")
+    try:
+        rc = finish(rdir, args.no_report, watch)
+    finally:
+        for a in sizing.faulted(answers):
+            print(f"size search {a.what}: {a.text()}")
     return 1 if sizing.faulted(answers) else rc
 
 
 def finish(rdir: Path, no_report: bool,
            watch: "phases.Stopwatch | None" = None) -> int:
     """Plots and report for a finished run, the phases' wall times in
-    its metadata; 1 if any boot failed."""
+    its metadata; 1 if any boot failed.  A failed step after the boots
+    is a UserError naming it and the command that redoes it."""
     watch = watch or phases.Stopwatch()
     records = store.load_records(rdir)
     failed = sum(1 for r in records if r["failed"])
-    if not no_report:
-        report_run(rdir, watch)
-    phases.save(rdir, watch)
-    print(f"{len(records)} records, {failed} failed, in {rdir}")
+    try:
+        if not no_report:
+            report_run(rdir, watch,
+                       lambda name: after_boots(watch, name, rdir))
+    finally:
+        phases.save(rdir, watch)
+        print(f"{len(records)} records, {failed} failed, in {rdir}")
     return 1 if failed else 0
 
 
-def report_run(rdir: Path, watch: "phases.Stopwatch | None" = None) -> Path:
-    """Statistics, plots and report, each phase timed on watch."""
+# For each step after the boots: what redoes it from the stored records.
+REDO = {"stats": "'harness.py report {run}' redoes it, the plots and the "
+                 "report",
+        "plots": "'harness.py plot {run}' redoes it, 'harness.py report "
+                 "{run}' it and the report",
+        "report": "'harness.py report {run}' redoes it"}
+
+
+@contextmanager
+def after_boots(watch: phases.Stopwatch, name: str,
+                rdir: Path) -> Iterator[None]:
+    """A step after the boots, timed on watch.  Its failure becomes a
+    two-line UserError rather than a traceback: the records are stored
+    already, and the step can be redone alone."""
+    try:
+        with watch.phase(name):
+            yield
+    except Exception as err:  # any failure of the step: its own fault
+        raise UserError(
+            f"the {name} step failed after the boots "
+            f"({preflight.one_line(err)})\nthe records are kept in {rdir}: "
+            + REDO[name].format(run=rdir.name)) from err
+
+
+Step = Callable[[str], AbstractContextManager[None]]
+
+
+def report_run(rdir: Path, watch: "phases.Stopwatch | None" = None,
+               step: Step | None = None) -> Path:
+    """Statistics, plots and report, each step run in step(name) (by
+    default timed on watch)."""
     watch = watch or phases.Stopwatch()
+    step = step or watch.phase
     records = store.load_records(rdir)
     metadata = store.load_metadata(rdir)
     from . import plots, report, stats
-    with watch.phase("stats"):
+    with step("stats"):
         analysis = stats.analyse(
             records, checked=repetitions.checked(metadata))
-    with watch.phase("plots"):
+    with step("plots"):
         plot_files = plots.make_plots(records, paths.PLOTS / rdir.name)
     phases.save(rdir, watch)
-    with watch.phase("report"):
+    with step("report"):
         out = report.write_report(rdir, records, metadata, plot_files,
                                   analysis)
     print(f"report: {out}")
@@ -375,16 +413,32 @@ def make_parser() -> argparse.ArgumentParser:
         prog="harness.py",
         description="Build, boot and compare the anonmm and anon_vma "
                     "Linux 6.1 kernels in QEMU.")
-    sub = parser.add_subparsers(metavar="SUBCOMMAND")
+    sub = parser.add_subparsers(metavar="SUBCOMMAND", dest="command")
     add_kernel_commands(sub)
     add_run_commands(sub)
     add_result_commands(sub)
     return parser
 
 
+# The commands that write statistics, plots or a report, or boot for
+# one (run, compare, size): they check the interpreter's modules before
+# planning anything.  build, config-diff, params, smoke, check and
+# reparse --no-report import none of those modules, so they skip it.
+NEED_MODULES = frozenset({cmd_run, cmd_compare, cmd_size, cmd_report,
+                          cmd_plot})
+
+
+def needs_modules(args: argparse.Namespace) -> bool:
+    if args.func is cmd_reparse:
+        return not args.no_report
+    return args.func in NEED_MODULES
+
+
 def dispatch(args: argparse.Namespace) -> int:
     """Run the subcommand; a UserError becomes one message and exit 2."""
     try:
+        if needs_modules(args):
+            preflight.require(args.command)
         return args.func(args)
     except UserError as err:
         print(f"harness.py: error: {err}", file=sys.stderr)
