@@ -21,6 +21,16 @@
  *          failure meets old tables emptied pte by pte (once a WARNING
  *          in move_normal_pmd), and a pageout must then find every page
  *          the mover maps alone
+ * mremap-back: the move back after a failed move must not fail.  Two
+ *          table spans, the second shared with a child (its pages are
+ *          copied as they move), the first mapped by the mover alone
+ *          but not exclusively (the child unmapped it: its tables move
+ *          whole).  Once the n-th point has failed the move, every page
+ *          allocation of the mover fails too (fail_page_alloc at 100%,
+ *          for this thread alone), and so does every folio trylock of
+ *          anonmm's move (fail_anonmm_trylock, where the kernel has it:
+ *          as if kswapd held each folio lock); the move back must still
+ *          bring every page home, and a pageout find each one
  * fork:    fork a process mapping a region; the child verifies it
  * exec:    a child execs this program (bprm_mm_init: a fresh mm and its
  *          rmap object, freed again if exec fails)
@@ -56,10 +66,11 @@
 #include <unistd.h>
 
 #define FAIL_NTH "/proc/thread-self/fail-nth"
+#define MAKE_IT_FAIL "/proc/thread-self/make-it-fail"
 #define DEBUGFS "/sys/kernel/debug"
 
 static struct rmb_param params[] = {
-	{ .key = "mode", .choices = "all|mremap|fork|exec|swapin",
+	{ .key = "mode", .choices = "all|mremap|mremap-back|fork|exec|swapin",
 	  .sdef = "all", .help = "the operations to inject into" },
 	{ .key = "pages", .def = 64, .min = 1, .max = 4096,
 	  .help = "pages of each region" },
@@ -74,6 +85,8 @@ struct tally {
 	long long ops, failed, survived, bad, exhausted;
 	long long killed;	/* execs failed past the point of no return */
 	long long tables_failed;	/* MV_TABLES moves failed (and back) */
+	long long back_failed;		/* mremap-back moves failed (and back) */
+	int back_trylock;		/* fail_anonmm_trylock is there */
 };
 
 static size_t npages;
@@ -210,8 +223,8 @@ static const char *const mv_name[] = { "mremap alone", "mremap shared",
  * copies its move made, then moved back) must be found by a pageout: the
  * move back put each index back with its pte.
  */
-static void check_found(struct tally *t, long long nth, char *p,
-			size_t pages)
+static void check_found(struct tally *t, const char *what, long long nth,
+			char *p, size_t pages)
 {
 	struct rmb_pageout po = { 0 };
 	int err;
@@ -226,7 +239,7 @@ static void check_found(struct tally *t, long long nth, char *p,
 		t->bad += po.missed;
 		rmb_error("%s, fail-nth %lld: %lld of %lld pages still present "
 			  "after MADV_PAGEOUT (the walk did not find them)",
-			  mv_name[MV_TABLES], nth, po.missed, po.candidates);
+			  what, nth, po.missed, po.candidates);
 	}
 }
 
@@ -264,7 +277,7 @@ static int op_mremap(struct tally *t, int kind, long long nth, uint64_t seed)
 	}
 	check(t, mv_name[kind], nth, moved, pages, seed);
 	if (kind == MV_TABLES && moved == p)
-		check_found(t, nth, p, pages);
+		check_found(t, mv_name[MV_TABLES], nth, p, pages);
 	if (pid) {
 		if (write(go[1], "g", 1) != 1)
 			rmb_die(RMB_EXIT_FAIL, "pipe: %s", strerror(errno));
@@ -441,6 +454,134 @@ static int op_swapin(struct tally *t, long long nth, uint64_t seed)
 	return (int)hit;
 }
 
+/* ---- the move back after a failure: mremap-back ------------------- */
+
+/*
+ * The attributes that fail every page allocation and folio trylock of a
+ * thread with make-it-fail set, once its fail-nth has fired; off again
+ * with on = 0.  Returns whether fail_anonmm_trylock is there (anonmm).
+ */
+static int back_attrs(int on)
+{
+	static const char *const attrs[] = { "fail_page_alloc",
+					     "fail_anonmm_trylock" };
+	static const char *const files[][3] = {	/* file, on, off */
+		{ "task-filter", "Y", "N" },
+		{ "times", "-1", "1" },
+		{ "verbose", "0", "0" },
+		{ "probability", "100", "0" },
+	};
+	char path[128];
+	int trylock = 0;
+
+	for (size_t a = 0; a < 2; a++) {
+		snprintf(path, sizeof(path), DEBUGFS "/%s", attrs[a]);
+		if (a == 1 && access(path, F_OK) != 0)
+			break;		/* anon_vma: no folio trylock to fail */
+		trylock = a == 1;
+		for (size_t f = 0; f < sizeof(files) / sizeof(files[0]); f++) {
+			snprintf(path, sizeof(path), DEBUGFS "/%s/%s",
+				 attrs[a], files[f][0]);
+			if (write_file(path, files[f][on ? 1 : 2]) != 0)
+				rmb_die(RMB_EXIT_FAIL, "cannot set %s: %s",
+					path, strerror(errno));
+		}
+	}
+	return trylock;
+}
+
+static void pwrite_text(int fd, const char *text, const char *path)
+{
+	if (pwrite(fd, text, strlen(text), 0) != (ssize_t)strlen(text))
+		rmb_die(RMB_EXIT_FAIL, "write %s to %s: %s", text, path,
+			strerror(errno));
+}
+
+/*
+ * mremap with make-it-fail set around it and fail-nth armed: both files
+ * opened beforehand, for after the n-th point no allocation of this
+ * thread succeeds until make-it-fail is cleared (and a path walk or a
+ * fault would need one).  Returns the mremap's result, its errno in
+ * *err, and whether the n-th point came in *hit.
+ */
+static char *mremap_failing(char *p, size_t len, char *dst, long long nth,
+			    int *err, int *hit)
+{
+	int nfd = open(FAIL_NTH, O_RDWR | O_CLOEXEC);
+	int mfd = open(MAKE_IT_FAIL, O_RDWR | O_CLOEXEC);
+	char text[32];
+	char *moved;
+	ssize_t n;
+
+	if (nfd < 0 || mfd < 0)
+		rmb_die(RMB_EXIT_FAIL, "open %s, %s: %s", FAIL_NTH,
+			MAKE_IT_FAIL, strerror(errno));
+	snprintf(text, sizeof(text), "%lld", nth);
+	pwrite_text(mfd, "1", MAKE_IT_FAIL);
+	pwrite_text(nfd, text, FAIL_NTH);
+	moved = mremap(p, len, len, MREMAP_MAYMOVE | MREMAP_FIXED, dst);
+	*err = errno;
+	memset(text, 0, sizeof(text));
+	n = pread(nfd, text, sizeof(text) - 1, 0);
+	pwrite_text(nfd, "0", FAIL_NTH);
+	pwrite_text(mfd, "0", MAKE_IT_FAIL);
+	close(nfd);
+	close(mfd);
+	*hit = n > 0 && atoi(text) == 0;
+	return moved;
+}
+
+/* The child of mremap-back: maps the second span only, verifies it. */
+static pid_t back_holder(int fd, char *p, size_t half, uint64_t seed)
+{
+	pid_t pid = rmb_fork();
+	char c;
+
+	if (pid != 0)
+		return pid;
+	munmap(p, half * rmb_page);
+	if (read(fd, &c, 1) != 1)
+		_exit(3);
+	_exit(rmb_verify(p + half * rmb_page, half, seed, half, 0) ? 1 : 0);
+}
+
+static int op_mremap_back(struct tally *t, long long nth, uint64_t seed)
+{
+	const char *what = "mremap back";
+	size_t pages = TABLES_PAGES, len = pages * rmb_page;
+	char *p, *dst = rmb_hole(len, 0), *at = rmb_hole(len, 0), *moved;
+	int go[2], hit, err;
+	pid_t pid;
+
+	if (!dst || !at || pipe(go) != 0)
+		rmb_die(RMB_EXIT_FAIL, "mmap/pipe: %s", strerror(errno));
+	p = region(seed, pages, at);
+	pid = back_holder(go[0], p, pages / 2, seed);
+	moved = mremap_failing(p, len, dst, nth, &err, &hit);
+	t->ops++;
+	if (moved == MAP_FAILED) {
+		if (err != ENOMEM)
+			rmb_die(RMB_EXIT_FAIL, "%s, fail-nth %lld: mremap: %s",
+				what, nth, strerror(err));
+		t->failed++;
+		t->back_failed++;
+		moved = p;	/* the old mapping keeps every page */
+	} else if (hit) {
+		t->survived++;
+	}
+	check(t, what, nth, moved, pages, seed);
+	if (moved == p)
+		check_found(t, what, nth, p, pages);
+	if (write(go[1], "g", 1) != 1)
+		rmb_die(RMB_EXIT_FAIL, "pipe: %s", strerror(errno));
+	reap(t, what, nth, pid);
+	close(go[0]);
+	close(go[1]);
+	rmb_hole_free(p, len, 0);
+	rmb_hole_free(dst, len, 0);
+	return hit;
+}
+
 /*
  * n = 1, 2, ... until an operation reaches no n-th injection point; for
  * MV_TABLES (a copy per page, thousands) n = 1, 1 + stride, ... with an
@@ -449,7 +590,8 @@ static int op_swapin(struct tally *t, long long nth, uint64_t seed)
 static void sweep(struct tally *t, const char *what, int kind,
 		  uint64_t seed)
 {
-	long long stride = kind == MV_TABLES ? TABLES_PAGES / 8 : 1;
+	const int tables = kind == MV_TABLES || !strcmp(what, "mremap-back");
+	long long stride = tables ? TABLES_PAGES / 8 : 1;
 	long long i, nth, max = rmb_arg("max_nth");
 
 	for (i = 0; i < max; i++) {
@@ -459,6 +601,8 @@ static void sweep(struct tally *t, const char *what, int kind,
 
 		if (!strcmp(what, "mremap"))
 			hit = op_mremap(t, kind, nth, seed + (uint64_t)nth);
+		else if (!strcmp(what, "mremap-back"))
+			hit = op_mremap_back(t, nth, seed + (uint64_t)nth);
 		else if (!strcmp(what, "fork"))
 			hit = op_fork(t, nth, seed + (uint64_t)nth);
 		else if (!strcmp(what, "exec"))
@@ -473,8 +617,8 @@ static void sweep(struct tally *t, const char *what, int kind,
 
 int main(int argc, char **argv)
 {
-	static const char *const ops[] = { "mremap", "fork", "exec",
-					   "swapin" };
+	static const char *const ops[] = { "mremap", "mremap-back", "fork",
+					   "exec", "swapin" };
 	struct rmb_snap a, b, d;
 	struct tally t = { 0 };
 	struct rmb_json j;
@@ -492,6 +636,12 @@ int main(int argc, char **argv)
 	     i++) {
 		if (!rmb_mode_is("all") && !rmb_mode_is(ops[i]))
 			continue;
+		if (!strcmp(ops[i], "mremap-back")) {
+			t.back_trylock = back_attrs(1);
+			sweep(&t, ops[i], 0, seed);
+			back_attrs(0);
+			continue;
+		}
 		if (strcmp(ops[i], "mremap")) {
 			sweep(&t, ops[i], 0, seed);
 			continue;
@@ -510,6 +660,8 @@ int main(int argc, char **argv)
 	rmb_json_int(&j, "survived_injections_count", t.survived);
 	rmb_json_int(&j, "exhausted_sweeps_count", t.exhausted);
 	rmb_json_int(&j, "tables_failed_count", t.tables_failed);
+	rmb_json_int(&j, "back_failed_count", t.back_failed);
+	rmb_json_int(&j, "back_trylock_injectable_count", t.back_trylock);
 	rmb_json_int(&j, "mismatch_pages", t.bad);
 	rmb_json_delta(&j, &d);
 	rmb_json_end(&j);

@@ -164,12 +164,14 @@ def race_test(mode: str, group: str, args: str, vcpus: int | None = None
 
 
 # rmb-inject: injection set up, operations done (moves of whole tables
-# failed too), no page wrong, and no sweep cut off before the operation
-# ran out of allocations to fail
+# failed too, and moves that had to come back with every allocation and
+# folio trylock failing), no page wrong, and no sweep cut off before the
+# operation ran out of allocations to fail
 INJECT_EXPECT = (("injectable_count", "==", 1), ("operations_count", ">", 0),
                  ("failed_calls_count", ">", 0), ("mismatch_pages", "==", 0),
                  ("exhausted_sweeps_count", "==", 0),
-                 ("tables_failed_count", ">", 0))
+                 ("tables_failed_count", ">", 0),
+                 ("back_failed_count", ">", 0))
 
 
 # rmb-orphan: what an orphan pins, a walk frees (the scheme's own rule in
@@ -198,9 +200,10 @@ def forkcopy_test(group: str) -> Test:
 
 def inject_test(group: str) -> Test:
     return Test("inject", "inject", group, plan.run("rmb-inject"),
-                "the n-th allocation of mremap (alone, shared, swapped), "
-                "fork, exec and a swap-in copy fails, for every n: data "
-                "intact, nothing leaked", swap=True, expect=INJECT_EXPECT,
+                "the n-th allocation of mremap (alone, shared, swapped; "
+                "then every allocation and folio trylock of its move "
+                "back), fork, exec and a swap-in copy fails, for every n: "
+                "data intact, nothing leaked", swap=True, expect=INJECT_EXPECT,
                 variants=("faultinject",))
 
 
