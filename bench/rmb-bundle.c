@@ -678,7 +678,8 @@ static double per(long long count, long long pages)
  * the balloon): pswpout also counts the pages of the initramfs, which is
  * shmem and swaps out too, but their walks are not anon rmap walks.  The
  * walk time per page is the mean time of a walk (of those not switched
- * out, which the kernel times) times the walks per page: under the icount
+ * out; the others, timed apart, are reported beside it) times the walks
+ * per page: under the icount
  * clock, the instructions reclaim spends in the rmap per page it frees.
  */
 static void report_reclaim(struct rmb_json *j, const struct result *r,
@@ -687,7 +688,7 @@ static void report_reclaim(struct rmb_json *j, const struct result *r,
 	long long out = d->ctr[RMB_C_PSWPOUT], data = r->done.value;
 	uint64_t ns = r->t_pressed - r->t_floor;
 	long long cpu = r->kswapd1 - r->kswapd0 + r->balloon_sys_ns;
-	/* the mean of the walks the kernel timed, for every walk made */
+	/* the mean of the walks that kept their cpu, for every walk made */
 	double walk_ns = per(d->ctr[RMB_C_WALK_NS], d->ctr[RMB_C_WALK_TIMED]);
 
 	rmb_json_int(j, "pressure_ns", (long long)ns);
@@ -713,6 +714,13 @@ static void report_reclaim(struct rmb_json *j, const struct result *r,
 	rmb_json_dbl(j, "anon_rmap_contended_keep_per_reclaimed_count",
 		     per(d->ctr[RMB_C_CONTENDED_KEEP], data));
 	rmb_json_dbl(j, "walk_mean_ns", walk_ns);
+	rmb_json_dbl(j, "walk_slept_per_walk_count",
+		     per(d->ctr[RMB_C_WALK_SLEPT],
+			 d->ctr[RMB_C_WALK_TIMED] + d->ctr[RMB_C_WALK_SLEPT]));
+	rmb_json_dbl(j, "walk_slept_mean_ns",
+		     per(d->ctr[RMB_C_WALK_SLEPT_NS], d->ctr[RMB_C_WALK_SLEPT]));
+	rmb_json_dbl(j, "anon_rmap_folio_trylock_fail_per_walk_count",
+		     per(d->ctr[RMB_C_FOLIO_TRYLOCK], d->ctr[RMB_C_WALK]));
 	rmb_json_dbl(j, "walk_per_reclaimed_ns",
 		     walk_ns * per(d->ctr[RMB_C_WALK], data));
 	rmb_json_int(j, "kswapd_cpu_ns", r->kswapd1 - r->kswapd0);

@@ -244,6 +244,14 @@ static void report_swap(struct rmb_json *j, const struct result *r)
 	 */
 	rmb_json_dbl(j, "walk_mean_ns", ratio(all.ctr[RMB_C_WALK_NS],
 					      all.ctr[RMB_C_WALK_TIMED]));
+	/* the walks switched out, timed apart: their share and mean */
+	rmb_json_dbl(j, "walk_slept_per_walk_count",
+		     ratio(all.ctr[RMB_C_WALK_SLEPT],
+				 all.ctr[RMB_C_WALK_TIMED] +
+				 all.ctr[RMB_C_WALK_SLEPT]));
+	rmb_json_dbl(j, "walk_slept_mean_ns",
+		     ratio(all.ctr[RMB_C_WALK_SLEPT_NS],
+			   all.ctr[RMB_C_WALK_SLEPT]));
 	rmb_json_int(j, "kswapd_cpu_ns", r->kswapd1 - r->kswapd0);
 	rmb_json_delta(j, &all);
 }

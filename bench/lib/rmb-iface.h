@@ -35,7 +35,7 @@
 	X(MAPLE, maple_node, RMB_F_COST)
 
 /* /proc/vmstat counters: X(enum suffix, vmstat name, unit, flags); a
- * result line calls the counter's growth <name>_<unit>.  The first ten
+ * result line calls the counter's growth <name>_<unit>.  The first eleven
  * are the instrumentation kernels/common/patches adds (a scheme that
  * never does the thing reads 0, never missing). */
 #define RMB_COUNTERS(X) \
@@ -44,6 +44,7 @@
 	X(PTE, anon_rmap_pte, count, RMB_F_SMOKE | RMB_F_SAMPLE) \
 	X(SKIP, anon_rmap_skip, count, RMB_F_SMOKE) \
 	X(TRYLOCK, anon_rmap_trylock_fail, count, RMB_F_SMOKE) \
+	X(FOLIO_TRYLOCK, anon_rmap_folio_trylock_fail, count, RMB_F_SMOKE) \
 	X(CONTENDED_KEEP, anon_rmap_contended_keep, pages, RMB_F_SMOKE) \
 	X(ORPHAN, anon_rmap_orphan, pages, RMB_F_SMOKE) \
 	X(MREMAP_COPY, mremap_anon_copy, pages, RMB_F_SMOKE) \
@@ -60,12 +61,15 @@
 /* Sums of /proc/rmapbench that the kernel keeps in 64 bits (a vm event
  * cannot hold them on i386): X(enum suffix, line, result field).  Walks
  * of anon folios timed with local_clock() (kernels/common/patches/0001):
- * their ns, and how many were timed.  Snapshots hold them after the
- * /proc/vmstat counters, and a result line shows their growth as it
- * shows the counters'. */
+ * the ns and the count of those whose task kept its cpu, then of those
+ * switched out (their time includes other tasks').  Snapshots hold them
+ * after the /proc/vmstat counters, and a result line shows their growth
+ * as it shows the counters'. */
 #define RMB_SUMS(X) \
 	X(WALK_NS, anon_rmap_walk_ns, anon_rmap_walk_ns) \
-	X(WALK_TIMED, anon_rmap_walk_timed, anon_rmap_walk_timed_count)
+	X(WALK_TIMED, anon_rmap_walk_timed, anon_rmap_walk_timed_count) \
+	X(WALK_SLEPT_NS, anon_rmap_walk_slept_ns, anon_rmap_walk_slept_ns) \
+	X(WALK_SLEPT, anon_rmap_walk_slept, anon_rmap_walk_slept_count)
 
 /* sizeof_<struct> lines of /proc/rmapbench: X(struct name); a structure
  * the running scheme does not have reads 0. */

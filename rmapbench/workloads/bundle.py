@@ -51,6 +51,11 @@ def bundle_metrics() -> tuple:
     return (
         metric("walk_mean_ns", "mean time of one rmap walk under reclaim",
                "ns/walk"),
+        metric("walk_slept_per_walk_count", "share of rmap walks switched "
+               "out (timed apart: not in the mean walk)", "walks/walk",
+               NEUTRAL),
+        metric("walk_slept_mean_ns", "mean time of a switched-out rmap "
+               "walk (other tasks' time included)", "ns/walk", NEUTRAL),
         # the mean walk times the walks per data page reclaimed: the
         # walks per page follow reclaim's course too (1.4 to 2.0 in three
         # boots of one point: pages swapped out before the measured
@@ -74,7 +79,11 @@ def bundle_metrics() -> tuple:
                "try-lock failures per data page reclaimed", "fails/page",
                NEUTRAL),
         metric("anon_rmap_trylock_fail_per_walk_count",
-               "try-lock failures per rmap walk", "fails/walk", NEUTRAL),
+               "mmap_lock / anon_vma lock try-lock failures per rmap walk",
+               "fails/walk", NEUTRAL),
+        metric("anon_rmap_folio_trylock_fail_per_walk_count",
+               "folio try-lock failures per rmap walk (anonmm only)",
+               "fails/walk", NEUTRAL),
         metric("anon_rmap_contended_keep_per_reclaimed_count",
                "pages kept on the inactive list because a walk was "
                "contended, per data page reclaimed", "pages/page",

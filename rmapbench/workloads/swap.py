@@ -266,6 +266,11 @@ WORKLOAD = Workload(
     modes=(Mode("family", (
         metric("walk_mean_ns", "mean time of one rmap walk under reclaim",
                "ns/walk"),
+        metric("walk_slept_per_walk_count", "share of rmap walks switched "
+               "out (timed apart: not in the mean walk)", "walks/walk",
+               NEUTRAL),
+        metric("walk_slept_mean_ns", "mean time of a switched-out rmap "
+               "walk (other tasks' time included)", "ns/walk", NEUTRAL),
         metric("swapout_per_s", "swap-out throughput", "pages/s", NEUTRAL),
         metric("passes_ns", "time of the passes", "ns", NEUTRAL),
         metric("anon_rmap_visit_per_swapout_count",

@@ -49,7 +49,8 @@ def test_what_each_user_gets():
     assert smoke[:3] == ["anon_rmap_walk", "anon_rmap_visit",
                          "anon_rmap_pte"] and "pswpout" in smoke
     assert "sizeof" not in "".join(iface.sizes())
-    assert iface.sums() == ("anon_rmap_walk_ns", "anon_rmap_walk_timed")
+    assert iface.sums() == ("anon_rmap_walk_ns", "anon_rmap_walk_timed",
+                            "anon_rmap_walk_slept_ns", "anon_rmap_walk_slept")
     config = iface.sampler_config()
     assert "RMB_SAMPLE_SLABS='vm_area_struct|anon_vma|anon_vma_chain|" \
            "anonmm'" in config
