@@ -279,8 +279,9 @@ def cmd_params(args: argparse.Namespace) -> int:
 
 def cmd_check(args: argparse.Namespace) -> int:
     out = Path(args.out) if args.out else check.default_out_dir()
+    only = tuple(args.test.split(",")) if args.test else ()
     return check.run_check(stacks_arg(args.stack), arches_arg(args.arch),
-                           args.accel, args.quick, out)
+                           args.accel, args.quick, out, only)
 
 
 Sub = argparse._SubParsersAction
@@ -308,6 +309,8 @@ def add_kernel_commands(sub: Sub) -> None:
     p.add_argument("--accel", default="auto", help="auto, kvm or tcg")
     p.add_argument("--out", help="result directory (default "
                    "results/check-<date>)")
+    p.add_argument("--test", help="comma-separated test names: only "
+                   "these (and their boots' own checks)")
     p.set_defaults(func=cmd_check)
 
 

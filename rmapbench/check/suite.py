@@ -108,14 +108,29 @@ def default_out_dir() -> Path:
                             f"{paths.variant_suffix()}")
 
 
+def select(tests: list[Test], names: tuple[str, ...]) -> list[Test]:
+    """The tests named (all of them if none is); an unknown name is
+    refused before any boot."""
+    if not names:
+        return tests
+    known = [t.name for t in tests]
+    unknown = [n for n in names if n not in known]
+    if unknown:
+        raise UserError(f"no test named {', '.join(unknown)} in this suite; "
+                        f"its tests: {', '.join(dict.fromkeys(known))}")
+    return [t for t in tests if t.name in names]
+
+
 def run_check(stacks: list[str], arches: list[str], accel: str, quick: bool,
-              out_dir: Path) -> int:
-    """Run the quick or full suite on every stack x arch; write
-    check.md and check.json into out_dir and print the table.
-    0: no test failed and anonmm's verdicts equal anon_vma's; else 1."""
+              out_dir: Path, only: tuple[str, ...] = ()) -> int:
+    """Run the quick or full suite (or only the tests named) on every
+    stack x arch; write check.md and check.json into out_dir and print
+    the table.  0: no test failed and anonmm's verdicts equal
+    anon_vma's; else 1."""
+    groups, tests = catalogue(quick)
+    tests = select(tests, only)
     require_kernels(stacks, arches)
     accel = guest.choose_accel(accel)
-    groups, tests = catalogue(quick)
     all_units = units(groups, tests)
     jobs = [suite_job(s, a, u, tests) for s in stacks for a in arches
             for u in all_units
