@@ -56,7 +56,8 @@
 	X(PGSCAN_KSWAPD, pgscan_kswapd, pages, 0) \
 	X(PGSCAN_DIRECT, pgscan_direct, pages, 0) \
 	X(PGSTEAL_KSWAPD, pgsteal_kswapd, pages, 0) \
-	X(PGSTEAL_DIRECT, pgsteal_direct, pages, 0)
+	X(PGSTEAL_DIRECT, pgsteal_direct, pages, 0) \
+	X(OOM_KILL, oom_kill, count, 0)
 
 /* Sums of /proc/rmapbench that the kernel keeps in 64 bits (a vm event
  * cannot hold them on i386): X(enum suffix, line, result field).  Walks

@@ -70,6 +70,10 @@ BUNDLE = ("workers_count", "processes_count", "data_pages",
           "anon_rmap_contended_keep_per_reclaimed_count", "kswapd_cpu_ns",
           "balloon_sys_ns", "reclaim_cpu_per_reclaimed_ns", "verify_ns",
           "verify_pswpin_pages", "elapsed_ns", "members_majflt_count", *DELTA)
+SELFRECLAIM = ("data_pages", "mem_available_kb", "swap_total_kb",
+               "completed_count", "oom_killed_count", "stalled_count",
+               "filled_pages", "fill_ns", "verify_ns", "elapsed_ns",
+               "swapout_per_s", "kswapd_cpu_ns", "oom_kill_count", *DELTA)
 STATS = ("_min_ns", "_median_ns", "_p90_ns", "_max_ns", "_mean_ns")
 
 
@@ -213,6 +217,15 @@ CASES = {
     "swap-orphans": ("rmb-swap", ["N=3", "mb=32", "exit_parent=1",
                                   "shared_pct=80", "passes=2"],
                      ("members_count", "swapout_per_s", *DELTA)),
+    "selfreclaim-threads": ("rmb-selfreclaim", ["mb=4", "threads=2"],
+                            (*SELFRECLAIM, "mprotect_calls_count")),
+    "selfreclaim-quiet": ("rmb-selfreclaim", ["mb=4", "contend=0"],
+                          (*SELFRECLAIM, "mprotect_calls_count")),
+    "selfreclaim-fork": ("rmb-selfreclaim", ["mode=fork", "mb=4",
+                                             "forks=4"],
+                         (*SELFRECLAIM, "forks_done_count",
+                          "fork_failed_count", "children_killed_count",
+                          "forks_ns", *stats("fork"))),
 }
 
 
@@ -353,6 +366,15 @@ BAD = [
     ("rmb-inject", ["max_nth=0"]),
     ("rmb-orphan", ["pages=0"]),
     ("rmb-forkcopy", ["pages=1"]),
+    ("rmb-selfreclaim", ["mb=0"]),
+    ("rmb-selfreclaim", ["mode=exec"]),
+    ("rmb-selfreclaim", ["threads=65"]),
+    ("rmb-selfreclaim", ["contend=2"]),
+    ("rmb-selfreclaim", ["forks=4"]),               # fork only
+    ("rmb-selfreclaim", ["mode=fork", "contend=1"]),  # threads only
+    ("rmb-selfreclaim", ["mode=fork", "forks=1025"]),
+    ("rmb-selfreclaim", ["limit_s=0"]),
+    ("rmb-selfreclaim", ["mb=1048576"]),            # 1 TB: no memory
 ]
 
 
