@@ -69,14 +69,6 @@ def clocks_arg(value: str) -> tuple[str, ...]:
     return tuple(registry.clock(v).name for v in value.split(","))
 
 
-def vcpus_arg(value: str) -> tuple[int, ...]:
-    """'1,2' -> (1, 2); a malformed list is refused before any boot."""
-    parts = [v.strip() for v in value.split(",")]
-    if not all(p.isdigit() for p in parts):
-        raise UserError(f"malformed vCPU counts '{value}': use e.g. 1,2")
-    return tuple(int(p) for p in parts)
-
-
 def add_run_options(p: argparse.ArgumentParser, reps: str) -> None:
     add_targets(p)
     p.add_argument("--reps", type=reps_arg, default=reps_arg(reps),
@@ -96,7 +88,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     exp = experiments.custom(args.workload, args.mode, args.param or [],
                              args.mem, arches_arg(args.arch), args.timeout,
                              args.append, clocks_arg(args.clock),
-                             vcpus_arg(args.vcpus))
+                             experiments.parse_vcpus(args.vcpus),
+                             tuple(args.variant))
     watch = phases.Stopwatch()
     with watch.phase("boots"):
         rdir = runner.run_experiments(
@@ -322,7 +315,10 @@ def add_run_commands(sub: Sub) -> None:
     p.add_argument("--timeout", type=float, default=600.0,
                    help="seconds per boot (default 600)")
     p.add_argument("--append", default="", metavar="ARGS",
-                   help="extra kernel command line arguments")
+                   help="extra kernel command line arguments (every stack)")
+    p.add_argument("--variant", action="append", default=[], metavar="ARG",
+                   help="also boot a stack variant, its stack with ARG: "
+                   f"{', '.join(registry.variant_names())} (repeatable)")
     p.add_argument("--clock", default=registry.HOST,
                    help="guest clock(s), comma-separated: "
                    f"{', '.join(registry.clock_names())} (default host)")

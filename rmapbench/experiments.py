@@ -3,7 +3,9 @@
 An experiment (declared by its workload's module) is one workload in one
 mode swept over parameter values, guest memory sizes, arches and guest
 clocks; each point of the sweep (a Point), on each stack and for each
-repetition, is one boot (a Case).  How many repetitions a point gets is
+repetition, is one boot (a Case), and so is each stack variant the
+experiment declares (its own stack's boots only: the base stack's boots
+of the point serve every lane).  How many repetitions a point gets is
 repetitions.py's business.  The default comparison is every workload's
 experiments.
 """
@@ -40,23 +42,36 @@ class Case:
     clock: str = HOST
     vcpus: int = 1
     packs: bool = False     # Experiment.packs
+    variant: str = ""       # a stack variant's kernel arguments (registry)
 
     def key(self) -> str:
         """A file-name-safe, unique, stable name for this boot (the
         host clock's and one vCPU's keys are those of runs before clocks
-        and vCPUs were chosen)."""
+        and vCPUs were chosen; a stack variant's names its arguments)."""
         params = "-".join(f"{k}{v}" for k, v in self.params)
         clock = "" if self.clock == HOST else f"_{self.clock}"
         smp = "" if self.vcpus == 1 else f"_smp{self.vcpus}"
+        variant = f"_{self.variant}".replace(" ", "+") if self.variant \
+            else ""
         return (f"{self.experiment}_{self.stack}_{self.arch}_m{self.mem_mb}"
-                f"_{params or 'default'}{clock}{smp}_r{self.rep}"
+                f"_{params or 'default'}{clock}{smp}{variant}_r{self.rep}"
                 ).replace("/", "_")
 
     @property
     def config(self) -> Config:
         return Config(self.experiment, self.arch, self.mem_mb,
                       self.workload, self.mode, self.params, self.clock,
-                      self.vcpus)
+                      self.vcpus, self.append)
+
+    @property
+    def lane(self) -> str:
+        """Its stack, and its variant if it boots one (registry.lane)."""
+        return registry.lane(self.stack, self.variant)
+
+    def kernel_args(self) -> str:
+        """What its boot adds to the harness's own kernel arguments:
+        the experiment's, then its variant's."""
+        return " ".join(a for a in (self.append, self.variant) if a)
 
     def plan(self) -> str:
         """The guest plan: swap on, state before, the workload (sampled
@@ -134,11 +149,24 @@ class Point:
     def config(self) -> Config:
         return self.case("", 0).config
 
-    def case(self, stack: str, rep: int) -> Case:
+    def case(self, stack: str, rep: int, variant: str = "") -> Case:
         e = self.exp
         return Case(e.name, stack, self.arch, self.mem_mb, e.workload,
                     e.mode, self.params, rep, e.timeout_s, e.append,
-                    self.clock, self.vcpus, e.packs)
+                    self.clock, self.vcpus, e.packs, variant)
+
+    def lanes(self, stacks: list[str]) -> list[tuple[str, str]]:
+        """(stack, variant) of every boot a repetition of the point
+        wants: each stack's headline, then each variant the experiment
+        declares whose stack is among stacks (an unknown variant is a
+        UserError here, before any boot)."""
+        variants = [registry.stack_variant(v) for v in self.exp.variants]
+        return [(s, "") for s in stacks] + [
+            (v.stack, v.args) for v in variants if v.stack in stacks]
+
+    def cases(self, stacks: list[str], rep: int) -> list[Case]:
+        """The boots of repetition rep: one per lane."""
+        return [self.case(s, rep, v) for s, v in self.lanes(stacks)]
 
 
 def sweep_points(exp: Experiment, arches: list[str]) -> list[Point]:
@@ -156,8 +184,8 @@ def expand(experiments: list[Experiment], stacks: list[str],
     """All boots of reps repetitions each, repetition-major so an early
     stop still compares."""
     pts = [p for exp in experiments for p in sweep_points(exp, arches)]
-    return [p.case(stack, rep) for rep in range(reps) for p in pts
-            for stack in stacks]
+    return [case for rep in range(reps) for p in pts
+            for case in p.cases(stacks, rep)]
 
 
 def full_exp(exp: Experiment) -> Experiment:
@@ -188,7 +216,8 @@ def custom(workload: str, mode: str | None, params: list[str],
            mem: str | None, arches: list[str],
            timeout_s: float, append: str = "",
            clocks: tuple[str, ...] = (HOST,),
-           vcpus: tuple[int, ...] = (1,)) -> Experiment:
+           vcpus: tuple[int, ...] = (1,),
+           variants: tuple[str, ...] = ()) -> Experiment:
     """An experiment from the command line (harness.py run)."""
     w = workloads.workload(workload)
     modes = w.mode_names()
@@ -209,13 +238,24 @@ def custom(workload: str, mode: str | None, params: list[str],
     for clock in clocks:
         registry.clock(clock)       # an unknown clock is refused here
     check_vcpus(vcpus, clocks)
+    registry.check_append(append)
+    for variant in variants:
+        registry.stack_variant(variant)     # refused here, not by a boot
     return Experiment("custom", workload, mode, tuple(arches),
                       sweep=sweep, mem_mb=sizes,
                       timeout_s=timeout_s, append=append, clocks=clocks,
-                      vcpus=vcpus)
+                      vcpus=vcpus, variants=variants)
 
 
 MAX_VCPUS = 8
+
+
+def parse_vcpus(value: str) -> tuple[int, ...]:
+    """'1,2' -> (1, 2); a malformed list is refused before any boot."""
+    parts = [v.strip() for v in value.split(",")]
+    if not all(p.isdigit() for p in parts):
+        raise UserError(f"malformed vCPU counts '{value}': use e.g. 1,2")
+    return tuple(int(p) for p in parts)
 
 
 def check_vcpus(vcpus: tuple[int, ...], clocks: tuple[str, ...]) -> None:

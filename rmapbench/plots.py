@@ -1,10 +1,14 @@
 """Figures from records, each saved as PNG and SVG: every figure the
 workload modules declare, drawn when its records exist (figures.py has
-the drawing helpers they share)."""
+the drawing helpers they share).  Figures draw the stacks' headline
+boots; a stack variant's numbers are in the report's tables (its
+records carry the stack's name, and a figure would draw them as the
+stack's)."""
 
 from pathlib import Path
 
 from . import workloads
+from .record import headline
 
 
 def figures() -> dict[str, tuple[str, ...]]:
@@ -15,8 +19,9 @@ def figures() -> dict[str, tuple[str, ...]]:
 def make_plots(records: list[dict], out_dir: Path) -> list[Path]:
     """Every figure whose records exist; the files written."""
     files: list[Path] = []
+    main = headline(records)
     for figure in workloads.figures():
-        files += figure.draw(records, out_dir)
+        files += figure.draw(main, out_dir)
     return files
 
 

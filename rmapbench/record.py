@@ -4,16 +4,18 @@ identity of the configuration it measures, written once.
 A record is a JSON object (records.jsonl, docs/results-format.md); the
 Record type names its fields.  Config is what a record measures apart
 from the stack and the repetition (experiment, arch, memory, workload,
-mode, parameters, guest clock): the runner's Case, the statistics'
-grouping, the report's failure counts and the plots' dimensions all use
-it.
+mode, parameters, guest clock, vCPUs, the experiment's kernel
+arguments): the runner's Case, the statistics' grouping, the report's
+failure counts and the plots' dimensions all use it.  A record's lane
+is its stack, and the stack variant it booted if any: the statistics
+compare lanes of one Config, a variant's against the same base boots.
 """
 
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from typing import Any, TypedDict
 
-from .registry import HOST
+from .registry import HOST, lane as lane_name
 
 Params = tuple[tuple[str, Any], ...]
 # What a result line says of itself besides params and metrics
@@ -39,6 +41,9 @@ class Record(TypedDict, total=False):
     accel: str
     clock: str              # registry.CLOCKS: what guest time meant
     vcpus: int              # the guest's CPUs (absent: 1)
+    kernel_args: str        # the experiment's kernel arguments (absent: "")
+    variant: str            # a stack variant's kernel arguments (absent:
+    #                         the stack's headline boot)
     failed: bool
     failure: str            # failed records: why, one line
     excerpt: str            # failed records: the console around it
@@ -48,8 +53,10 @@ class Record(TypedDict, total=False):
 
 @dataclass(frozen=True)
 class Config:
-    """One configuration: everything but the stack and the repetition.
-    Records of runs before clocks were chosen ran on the host clock."""
+    """One configuration: everything but the stack (and its variant)
+    and the repetition.  Records of runs before clocks were chosen ran
+    on the host clock.  kernel_args: what every stack's boots added to
+    the harness's kernel arguments (Experiment.append)."""
     experiment: str
     arch: str
     mem_mb: int
@@ -58,14 +65,19 @@ class Config:
     params: Params
     clock: str = HOST
     vcpus: int = 1
+    kernel_args: str = ""
 
     @classmethod
     def of(cls, rec: dict) -> "Config":
         return cls(**config_fields(rec))
 
     def fields(self) -> dict:
-        """The record fields of the identity (params as a dict)."""
-        return {**asdict(self), "params": dict(self.params)}
+        """The record fields of the identity (params as a dict;
+        kernel_args only when there are some: absent means none)."""
+        out = {**asdict(self), "params": dict(self.params)}
+        if not self.kernel_args:
+            del out["kernel_args"]
+        return out
 
     def dims(self) -> dict[str, Any]:
         """What tells configurations apart in a figure: arch, memory,
@@ -87,7 +99,34 @@ def config_fields(rec: dict) -> dict:
             "mode": str(rec.get("mode", "")),
             "params": tuple(sorted((rec.get("params") or {}).items())),
             "clock": str(rec.get("clock") or HOST),
-            "vcpus": int(rec.get("vcpus") or 1)}
+            "vcpus": int(rec.get("vcpus") or 1),
+            "kernel_args": str(rec.get("kernel_args") or "")}
+
+
+def lane(rec: dict) -> str:
+    """The stack whose boot rec measures, with its variant's arguments
+    if it booted one: what the statistics compare within a Config."""
+    return lane_name(str(rec.get("stack", "")), str(rec.get("variant") or ""))
+
+
+def is_variant(rec: dict) -> bool:
+    return bool(rec.get("variant"))
+
+
+def variant_lanes(records: list[dict]) -> dict[Config, set[str]]:
+    """Config -> the lanes of stack variants its records (failed ones
+    too) were booted in."""
+    out: dict[Config, set[str]] = {}
+    for rec in records:
+        if is_variant(rec):
+            out.setdefault(Config.of(rec), set()).add(lane(rec))
+    return out
+
+
+def headline(records: list[dict]) -> list[dict]:
+    """The records of the stacks' headline boots (no variant): what
+    figures, verdicts and the workloads' own sections read."""
+    return [r for r in records if not is_variant(r)]
 
 
 def swapped_out(rec: dict) -> float | None:

@@ -1,10 +1,13 @@
-"""Stacks, arches, guest clocks and debug variants: all the harness
-knows of each.
+"""Stacks, arches, guest clocks, the stacks' boot options (whose other
+values are stack variants) and debug variants: all the harness knows of
+each.
 
 One registry in the manner of virtme-ng's architectures.py: a Stack or
 an Arch says everything about itself, and every module looks it up here
 instead of keeping its own table.  Adding a stack (a kernels/<name>/
-series) or an arch is one entry below, plus its kernel config.
+series) or an arch is one entry below, plus its kernel config; a boot
+option a stack's kernel takes is a BootOption entry, and experiments
+name the variants they also run (Experiment.variants).
 """
 
 from dataclasses import dataclass
@@ -173,6 +176,121 @@ CLOCKS: tuple[Clock, ...] = (
           # the boot stops at "x86: Booting SMP configuration")
           repeatable=True, max_vcpus=1, mttcg=False),
 )
+
+
+@dataclass(frozen=True)
+class BootOption:
+    """A kernel argument NAME=VALUE one stack's kernel takes, its values
+    with the default first: that stack's headline boots pass nothing
+    (the default), and each other value is a stack variant experiments
+    may also run (StackVariant).  text: what it does, after its name
+    ("chooses ...").  shows: the line the kernel logs at boot with the
+    value in force ({value}), which a variant's boots must show."""
+    name: str
+    stack: str
+    values: tuple[str, ...]
+    text: str
+    shows: str = ""
+
+    @property
+    def default(self) -> str:
+        return self.values[0]
+
+
+@dataclass(frozen=True)
+class StackVariant:
+    """A built stack booted with a boot option's other value: a lane of
+    its own beside the stack's headline boots, compared against the
+    same base boots (the base is not booted again for it)."""
+    option: BootOption
+    value: str
+
+    @property
+    def stack(self) -> str:
+        return self.option.stack
+
+    @property
+    def args(self) -> str:
+        """Its kernel arguments, which also name it in records."""
+        return f"{self.option.name}={self.value}"
+
+    def confirmed(self, console_lines: list[str]) -> bool:
+        """Whether the kernel logged the value in force (an option
+        without a log line is taken on trust)."""
+        want = self.option.shows.format(value=self.value)
+        return not want or any(want in line for line in console_lines)
+
+
+FORK_ORDER = "anonmm_fork_order"
+# patch 0015 of kernels/anonmm/series: where dup_rmap puts a forked mm
+BOOT_OPTIONS: tuple[BootOption, ...] = (
+    BootOption(FORK_ORDER, "anonmm", ("tail", "after_parent"),
+               "chooses where a forked mm joins its bundle's list: at "
+               "its tail, as in 2004, or right after its parent",
+               shows="anonmm: fork order {value}"),
+)
+
+
+def lane(stack: str, variant: str = "") -> str:
+    """What tables and records' statistics call the boots of a stack
+    (booted with a variant's arguments): 'anonmm', or 'anonmm,
+    anonmm_fork_order=after_parent'."""
+    return f"{stack}, {variant}" if variant else stack
+
+
+def boot_option(name: str) -> BootOption:
+    return _named("boot option", BOOT_OPTIONS, name)
+
+
+def _option(name: str) -> BootOption | None:
+    return next((o for o in BOOT_OPTIONS if o.name == name), None)
+
+
+def option_value(option: BootOption, value: str) -> str:
+    """value, or a UserError naming the option's values."""
+    if value not in option.values:
+        raise UserError(f"unknown {option.name} '{value}': choose one of "
+                        f"{', '.join(option.values)}")
+    return value
+
+
+def stack_variant(args: str) -> StackVariant:
+    """The variant booted with args ('anonmm_fork_order=after_parent'),
+    or a UserError naming the known ones."""
+    name, _, value = args.partition("=")
+    known = variant_names()
+    option = _option(name)
+    if option is None or not value:
+        raise UserError(f"unknown stack variant '{args}': choose one of "
+                        f"{', '.join(known)}")
+    if option_value(option, value) == option.default:
+        raise UserError(f"{args} is {option.stack}'s default: its headline "
+                        f"boots run it; choose one of {', '.join(known)}")
+    return StackVariant(option, value)
+
+
+def variant_names() -> list[str]:
+    """Every stack variant, by its kernel arguments."""
+    return [f"{o.name}={v}" for o in BOOT_OPTIONS for v in o.values[1:]]
+
+
+def variants_of(name: str) -> tuple[str, ...]:
+    """The variants of every other value of boot option name, by their
+    kernel arguments (what an Experiment's variants list)."""
+    option = boot_option(name)
+    return tuple(f"{option.name}={v}" for v in option.values[1:])
+
+
+def check_append(append: str) -> None:
+    """Refuse, before any boot, a kernel argument naming a boot option
+    with a value its kernel does not take (the kernel would keep its
+    default and say so only in its log)."""
+    for word in append.split():
+        name, sep, value = word.partition("=")
+        option = _option(name)
+        if option is not None and sep:
+            option_value(option, value)
+
 
 # Variants with rules beyond "merge the fragment"; any other
 # kernels/debug/<name>.config is a plain Variant(name).

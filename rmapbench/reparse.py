@@ -25,8 +25,10 @@ def case_of(boot: dict) -> Case:
     case = Case(rec["experiment"], rec["stack"], rec["arch"],
                 int(rec["mem_mb"]), rec["workload"], rec["mode"],
                 tuple(sorted((rec.get("params") or {}).items())),
-                int(rec["rep"]), 0.0, clock=rec.get("clock") or HOST,
-                vcpus=int(rec.get("vcpus") or 1))
+                int(rec["rep"]), 0.0, append=rec.get("kernel_args") or "",
+                clock=rec.get("clock") or HOST,
+                vcpus=int(rec.get("vcpus") or 1),
+                variant=rec.get("variant") or "")
     if case.key() != boot["key"]:
         raise UserError(f"boot {boot['key']}: its records describe boot "
                         f"{case.key()}; the run is inconsistent")

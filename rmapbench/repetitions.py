@@ -15,6 +15,11 @@ timed), in the manner of mmtests and LKP deciding from spread.
   records only the last generation counts (the one the verdicts use).
   A point with a failed boot gets no more.
 
+A point's stack variants (Experiment.variants) get the boots its
+headline decides: their ratios are context, so they never add a round,
+though a variant's exact counts that disagree do repeat the experiment
+as timed.
+
 The decision is a function of the stored records, so a resumed run
 takes the same decisions again.  Boots whose timing is not at stake
 (an instruction-counting clock, or an EXACT experiment) may share the
@@ -25,7 +30,7 @@ from dataclasses import dataclass
 
 from . import metrics, stats, workloads
 from .experiments import Point
-from .record import Config, is_failed
+from .record import Config, is_failed, lane
 from .registry import HOST, ICOUNT, clock as clock_entry
 from .workloads import Experiment
 
@@ -97,18 +102,17 @@ Index = dict[Config, dict[str, dict[int, list[dict]]]]
 
 
 def index(records: list[dict]) -> Index:
-    """config -> stack -> rep -> records."""
+    """config -> lane (record.lane) -> rep -> records."""
     out: Index = {}
     for rec in records:
-        reps = out.setdefault(Config.of(rec), {}).setdefault(
-            str(rec.get("stack")), {})
+        reps = out.setdefault(Config.of(rec), {}).setdefault(lane(rec), {})
         reps.setdefault(int(rec.get("rep", 0)), []).append(rec)
     return out
 
 
 def finished(reps: dict[str, dict[int, list[dict]]], stacks: list[str],
              n: int) -> bool:
-    """Every stack has boots 0..n-1 stored."""
+    """Every lane of stacks has boots 0..n-1 stored."""
     return all(all(r in reps.get(s, {}) for r in range(n)) for s in stacks)
 
 
@@ -216,8 +220,14 @@ def exact_decision(points: list[Point], point: Point, pol: Policy,
     return Decision(1, "exact counts (checked at the middle point)", pol)
 
 
+def lanes(point: Point, stacks: list[str]) -> list[str]:
+    """The lanes a repetition of point boots (Point.lanes)."""
+    return [c.lane for c in point.cases(stacks, 0)]
+
+
 def decide(points: list[Point], point: Point, records: Index,
            stacks: list[str], fixed: int | None) -> Decision:
+    stacks = lanes(point, stacks)
     pol = policy(point.exp, point.clock, fixed)
     if pol.kind == FIXED:
         return Decision(pol.start, "fixed by --reps", pol)

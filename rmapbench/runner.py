@@ -27,10 +27,26 @@ TAIL_LINES = 30
 
 
 def base_record(case: Case, run_id: str, accel: str) -> dict:
-    """What every record of the case's boot carries."""
+    """What every record of the case's boot carries (a variant's boot:
+    its kernel arguments too, which set its lane apart)."""
     accel = qemu.accel_of(accel, registry.clock(case.clock))
+    variant = {"variant": case.variant} if case.variant else {}
     return {**case.config.fields(), "run_id": run_id, "stack": case.stack,
-            "rep": case.rep, "boot": case.key(), "accel": accel}
+            **variant, "rep": case.rep, "boot": case.key(), "accel": accel}
+
+
+def unconfirmed(case: Case, run: guest.GuestRun) -> str | None:
+    """Why a variant's boot does not count as the variant: its kernel
+    did not log the option's value in force (a kernel without the
+    option keeps its default, and its numbers would be the headline's
+    under the variant's name)."""
+    if not case.variant:
+        return None
+    variant = registry.stack_variant(case.variant)
+    if variant.confirmed(run.console.preamble):
+        return None
+    want = variant.option.shows.format(value=variant.value)
+    return f"the kernel did not confirm {case.variant} (no '{want}' line)"
 
 
 def excerpt(run: guest.GuestRun) -> str:
@@ -60,6 +76,7 @@ def records_of(case: Case, run: guest.GuestRun, run_id: str,
                accel: str) -> list[dict]:
     """The records of a case's boot: its workload's, or one failed."""
     base = base_record(case, run_id, accel)
+    run.failure = run.failure or unconfirmed(case, run)
     if run.failure:
         return [failed_record(base, run)]
     make = workloads.workload(case.workload).records or result_records
@@ -80,7 +97,8 @@ def job_of(case: Case) -> executor.Job:
     """The boot of a case: its plan, its machine, its image extras."""
     return executor.Job(case.key(), case.key(), guest.Boot(
         case.stack, case.arch, case.plan(), mem_mb=case.mem_mb,
-        timeout_s=case.timeout_s, swap_mb=SWAP_MB, append=case.append,
+        timeout_s=case.timeout_s, swap_mb=SWAP_MB,
+        append=case.kernel_args(),
         files=extras.require(case.extras(), case.arch), clock=case.clock,
         smp=case.vcpus))
 
@@ -210,8 +228,8 @@ def round_cases(points: list[Point], decided: dict, stacks: list[str],
     repetition-major so an early stop still compares."""
     most = max((d.boots for d in decided.values()), default=0)
     return [case for rep in range(most) for p in points
-            if rep < decided[p].boots for stack in stacks
-            if not store.boot_done(rdir, (case := p.case(stack, rep)).key())]
+            if rep < decided[p].boots for case in p.cases(stacks, rep)
+            if not store.boot_done(rdir, case.key())]
 
 
 def say_resumed(rdir: Path, todo: int) -> None:
@@ -286,7 +304,7 @@ def run_experiments(exps: list, stacks: list[str], arches: list[str],
     if reps is not None and reps < 1:
         raise UserError(f"--reps must be at least 1, not {reps}")
     points = [p for e in exps for p in experiments.sweep_points(e, arches)]
-    first = [p.case(s, 0) for p in points for s in stacks]
+    first = [c for p in points for c in p.cases(stacks, 0)]
     if not first:
         raise UserError("nothing to run: no experiment applies to arch(es) "
                         f"{', '.join(arches)}")
@@ -300,9 +318,11 @@ def run_experiments(exps: list, stacks: list[str], arches: list[str],
         store.write_json(meta, environment.collect(
             run_id, accel, reps or "auto", arches,
             experiments.describe(exps)))
-    print(f"run {run_id}: {len(points)} points on {len(stacks)} stack(s), "
-          f"repetitions {reps or 'decided per point'}, in {rdir}",
-          flush=True)
+    extra = len(first) - len(points) * len(stacks)
+    variants = f", {extra} more on stack variants" if extra else ""
+    print(f"run {run_id}: {len(points)} points on {len(stacks)} stack(s)"
+          f"{variants}, repetitions {reps or 'decided per point'}, in "
+          f"{rdir}", flush=True)
     decided = run_rounds(points, stacks, rdir, run_id, accel,
                          max(1, jobs), reps)
     store.update_metadata(rdir, {"repetitions": decisions_metadata(decided)})

@@ -1,14 +1,16 @@
 """Statistics over repetitions, in the style of mmtests' compare-kernels.
 
-Records (records.jsonl dicts) are grouped by configuration and stack;
-failed records are kept apart and never become numbers.  Per metric:
-n, median, mean, sample standard deviation, the 95% confidence interval
-of the mean (Student t), min and max; per metric and configuration the
-anonmm/anon_vma ratio of means with its 95% interval and a significance
-mark ('*': Welch's t-test at 0.05; 'exact': both stacks repeated one
-exact value each, and the values differ).  A deterministic count of a
-configuration whose exactness the run checked (repetitions.py: one boot
-per point, a second at the middle point) is exact with n = 1 too.
+Records (records.jsonl dicts) are grouped by configuration and lane
+(the stack, or a stack variant: record.lane); failed records are kept
+apart and never become numbers.  Per metric: n, median, mean, sample
+standard deviation, the 95% confidence interval of the mean (Student
+t), min and max; per metric and configuration the anonmm/anon_vma
+ratio of means (and each variant lane's over anon_vma's) with its 95%
+interval and a significance mark ('*': Welch's t-test at 0.05;
+'exact': both stacks repeated one exact value each, and the values
+differ).  A deterministic count of a configuration whose exactness the
+run checked (repetitions.py: one boot per point, a second at the middle
+point) is exact with n = 1 too.
 """
 
 import math
@@ -17,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from . import metrics
-from .record import Config, config_fields, is_failed
+from .record import Config, config_fields, is_failed, is_variant, lane
 from .registry import BASE, HOST, NEW
 
 CONFIDENCE = 0.95
@@ -98,11 +100,12 @@ class ConfigKey(Config):
         """The configuration alone (failed boots have no record kind)."""
         return Config(self.experiment, self.arch, self.mem_mb,
                       self.workload, self.mode, self.params, self.clock,
-                      self.vcpus)
+                      self.vcpus, self.kernel_args)
 
     def label(self, with_arch: bool = True, skip: tuple[str, ...] = ()) -> str:
-        """e.g. 'i386 1024MB V=10000 kind=split gen=3', and the clock
-        when it is not the host's: '... (icount)'."""
+        """e.g. 'i386 1024MB V=10000 kind=split gen=3', the clock
+        when it is not the host's: '... (icount)', and the kernel
+        arguments every stack's boots added: '... [vmalloc=768M]'."""
         parts = [self.arch] if with_arch else []
         parts.append(f"{self.mem_mb}MB")
         parts += [f"{k}={v}" for k, v in self.params if k not in skip]
@@ -112,11 +115,14 @@ class ConfigKey(Config):
             parts.append(f"{self.vcpus}vCPU")
         if self.clock != HOST:
             parts.append(f"({self.clock})")
+        if self.kernel_args:
+            parts.append(f"[{self.kernel_args}]")
         return " ".join(parts)
 
     def sort_key(self) -> tuple:
         return (self.experiment, self.arch, self.workload, self.mode,
-                self.clock, self.vcpus, self.record, self.mem_mb,
+                self.clock, self.vcpus, self.kernel_args, self.record,
+                self.mem_mb,
                 tuple((k, _sortable(v)) for k, v in self.params),
                 -1 if self.generation is None else self.generation)
 
@@ -137,7 +143,8 @@ def config_key(record: dict) -> ConfigKey:
 
 @dataclass
 class Grouped:
-    """Records by configuration, then by stack; failed ones apart."""
+    """Records by configuration, then by lane (the stack, or a stack
+    variant); failed ones apart."""
     configs: dict[ConfigKey, dict[str, list[dict]]]
     failed: list[dict]
 
@@ -150,7 +157,7 @@ def group(records: list[dict]) -> Grouped:
             failed.append(rec)
             continue
         stacks = configs.setdefault(config_key(rec), {})
-        stacks.setdefault(str(rec.get("stack", "")), []).append(rec)
+        stacks.setdefault(lane(rec), []).append(rec)
     ordered = dict(sorted(configs.items(), key=lambda kv: kv[0].sort_key()))
     return Grouped(ordered, failed)
 
@@ -350,17 +357,25 @@ def compare(name: str, base: Summary | None, new: Summary | None
 
 @dataclass
 class ConfigStats:
-    """Every compared metric of one configuration."""
+    """Every compared metric of one configuration.  comparisons: the
+    headline (NEW against BASE); variants: each stack variant's lane
+    against the same BASE records, lane -> metric -> Comparison."""
     key: ConfigKey
-    records: dict[str, list[dict]]                 # stack -> records
+    records: dict[str, list[dict]]                 # lane -> records
     summaries: dict[str, dict[str, Summary]] = field(default_factory=dict)
     comparisons: dict[str, Comparison] = field(default_factory=dict)
+    variants: dict[str, dict[str, Comparison]] = field(default_factory=dict)
 
     def schemes(self, stack: str) -> set[str]:
         return {str(r.get("scheme")) for r in self.records.get(stack, [])}
 
     def summary(self, stack: str, name: str) -> Summary | None:
         return self.summaries.get(stack, {}).get(name)
+
+    def versus(self, lane: str) -> dict[str, Comparison]:
+        """The comparisons of lane (NEW: the headline's) against BASE."""
+        return self.comparisons if lane == NEW else \
+            self.variants.get(lane, {})
 
 
 def metric_names(key: ConfigKey, stacks: dict[str, list[dict]]) -> list[str]:
@@ -392,7 +407,16 @@ def config_stats(key: ConfigKey, stacks: dict[str, list[dict]],
                 cs.summaries.setdefault(stack, {})[name] = s
         cs.comparisons[name] = compare(name, cs.summary(BASE, name),
                                        cs.summary(NEW, name))
+        for variant in variant_lanes(stacks):
+            cs.variants.setdefault(variant, {})[name] = compare(
+                name, cs.summary(BASE, name), cs.summary(variant, name))
     return cs
+
+
+def variant_lanes(stacks: dict[str, list[dict]]) -> list[str]:
+    """The lanes of stack variants among a configuration's."""
+    return [k for k, recs in stacks.items()
+            if recs and is_variant(recs[0])]
 
 
 def analyse(records: list[dict], primary_only: bool = True,

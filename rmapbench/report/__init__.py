@@ -8,15 +8,19 @@ configurations measured on two clocks, the workloads' own sections (the
 memory-size recommendation of swap), one section per experiment (its
 clock and repetitions and why, every configuration, then its plots),
 where a boot's time went and the failures.  A failed boot is named as
-failed, with its excerpt, and never shown as a number.  One module per
-part: facts, decision, compare, experiments, measured, failures;
-tables.py formats the cells.
+failed, with its excerpt, and never shown as a number.  A stack
+variant's boots (registry.BOOT_OPTIONS) appear only as labelled rows
+beside the headline (decision, experiments) and in the failures: the
+verdicts, the workloads' sections and the figures read the headline
+boots.  One module per part: facts, decision, compare, experiments,
+measured, failures; tables.py formats the cells.
 """
 
 import os
 from pathlib import Path
 
 from .. import repetitions, sizing, stats, store, workloads
+from ..record import headline
 from . import compare, decision, experiments, facts, failures, measured
 
 TEXT = "summary.txt"
@@ -66,12 +70,12 @@ def render(run_dir: Path, records: list[dict], metadata: dict,
     parts += measured.run_time(metadata)
     parts += facts.config_diff(metadata)
     parts += compare.summary_table(analysis, failed)
-    parts += compare.verdicts(records, analysis, accel)
+    parts += compare.verdicts(headline(records), analysis, accel)
     parts += measured.clocks_compared(analysis)
     parts += measured.interval_widths(analysis)
     for w in workloads.WORKLOADS.values():
         for section in w.sections:
-            parts += section(records)
+            parts += section(headline(records))
     parts += experiments.experiments(run_dir, records, metadata, analysis,
                                      plot_files)
     parts += measured.boot_time(run_dir)

@@ -3,14 +3,14 @@ main configuration) and a verdict per workload, from its modes' headline
 metrics (the first each mode lists)."""
 
 from .. import metrics, stats, workloads
-from ..record import Config
+from ..record import Config, lane
 from ..registry import BASE, HOST, NEW
 from ..tables import fmt, fmt_ratio, mark_cell, mean_cell, ratio_cell, table
 from . import facts
 
 STACKS = (BASE, NEW)
 Failures = tuple[Config, str]
-Fails = dict[Failures, int]          # (configuration, stack) -> failed boots
+Fails = dict[Failures, int]          # (configuration, lane) -> failed boots
 RATIO = f"{NEW}/{BASE} [95% CI]"          # the ratio's column
 # the summary table's columns (summary_rows), in Markdown and plain text
 SUMMARY_HEADER = ["workload/mode", "arch", "metric", "configuration",
@@ -35,7 +35,8 @@ def metric_text(m: metrics.Metric) -> str:
 
 
 def failure_key(rec: dict) -> Failures:
-    return (Config.of(rec), str(rec.get("stack")))
+    """(configuration, lane): a variant's failures are its own."""
+    return (Config.of(rec), lane(rec))
 
 
 def key_of(key: stats.ConfigKey, stack: str) -> tuple[Config, str]:
@@ -43,7 +44,7 @@ def key_of(key: stats.ConfigKey, stack: str) -> tuple[Config, str]:
 
 
 def failed_counts(failed: list[dict]) -> dict[tuple[Config, str], int]:
-    """(configuration, stack) -> failed boots."""
+    """(configuration, lane) -> failed boots."""
     out: dict[tuple[Config, str], int] = {}
     for rec in failed:
         out[failure_key(rec)] = out.get(failure_key(rec), 0) + 1

@@ -3,9 +3,12 @@
 For each regime (workloads.REGIMES) the headline comparison of every
 mode that names it, at the mode's main configuration on each arch: who
 wins, by how much, how surely, on which clock, under memory pressure or
-not; then the regime's outcome from those rows alone.  Then the
-crossover points the workloads declare (the smallest swept value at
-which anonmm falls behind), and their memory-size advice.  Nothing here
+not; then the regime's outcome from those rows alone.  Beside them, the
+stack variants the experiments also ran (registry.BOOT_OPTIONS: anonmm
+booted with another fork order) against the same anon_vma boots, as
+context the outcome does not count.  Then the crossover points the
+workloads declare (the smallest swept value at which anonmm, and each
+variant, falls behind), and their memory-size advice.  Nothing here
 is written by hand: a regime no experiment measured says so.
 
 text_summary() renders the same rows and the summary table in fixed
@@ -14,8 +17,8 @@ width columns, for a mailing-list post (harness.py report --text).
 
 from dataclasses import dataclass
 
-from .. import metrics, stats, workloads
-from ..record import swapped_out
+from .. import metrics, registry, stats, workloads
+from ..record import headline, swapped_out, variant_lanes
 from ..registry import BASE, NEW
 from ..tables import fmt_ratio, ratio_cell, table
 from . import compare
@@ -32,7 +35,9 @@ PARITY = "parity"
 
 @dataclass(frozen=True)
 class Headline:
-    """One mode's headline comparison on one arch."""
+    """One mode's headline comparison on one arch, or (lane not NEW) a
+    stack variant's at the same configuration, against the same BASE
+    boots, beside: the headline's ratio there."""
     regime: str
     what: str           # workload/mode
     arch: str
@@ -44,12 +49,16 @@ class Headline:
     clock: str
     pressure: bool | None   # some boot swapped out (None: not counted)
     vcpus: int = 1
+    lane: str = NEW
+    beside: str = ""
 
 
-def swapped(cs: stats.ConfigStats) -> bool | None:
-    """Whether some boot of the configuration swapped a page out; None
-    when its records count no swap-out."""
-    counts = [swapped_out(r) for recs in cs.records.values() for r in recs]
+def swapped(cs: stats.ConfigStats, lanes: tuple[str, ...] = STACKS
+            ) -> bool | None:
+    """Whether some boot of the configuration's lanes (the headline's
+    stacks) swapped a page out; None when its records count none."""
+    counts = [swapped_out(r) for lane in lanes
+              for r in cs.records.get(lane, [])]
     known = [c for c in counts if c is not None]
     return any(c > 0 for c in known) if known else None
 
@@ -65,15 +74,18 @@ def within_parity(r: stats.Ratio) -> bool:
 
 
 def headline_of(regime: str, workload: str, entry: metrics.Mode,
-                cs: stats.ConfigStats) -> Headline:
+                cs: stats.ConfigStats, lane: str = NEW) -> Headline:
+    """The comparison of lane (NEW: the headline) against BASE; a
+    variant that wins is named by its lane."""
     m = entry.metrics[0]
-    c = cs.comparisons.get(m.name)
-    if c is None or any(not cs.records.get(s) for s in STACKS):
+    c = cs.versus(lane).get(m.name)
+    if c is None or any(not cs.records.get(s) for s in (BASE, lane)):
         outcome, ratio, sure = "untested", "—", "a stack not measured"
     else:
         outcome = compare.outcome(c, m)
         if outcome in STACKS and within_parity(c.ratio):
             outcome = PARITY
+        outcome = lane if outcome == NEW else outcome
         ratio = ratio_cell(c.ratio)
         if c.mark:
             sure = c.mark
@@ -81,24 +93,45 @@ def headline_of(regime: str, workload: str, entry: metrics.Mode,
             sure = compare.untested_reason(c)
         else:
             sure = "equal" if c.note == "equal" else "not significant"
+    own = cs.comparisons.get(m.name)
+    beside = ratio_cell(own.ratio) if lane != NEW and own else ""
     return Headline(regime, f"{workload}/{entry.name}", cs.key.arch,
                     compare.config_text(cs.key), compare.metric_text(m),
-                    outcome, ratio, sure, cs.key.clock, swapped(cs),
-                    cs.key.vcpus)
+                    outcome, ratio, sure, cs.key.clock,
+                    swapped(cs, (BASE, lane)), cs.key.vcpus, lane, beside)
+
+
+Main = tuple[str, metrics.Mode, stats.ConfigStats]
+
+
+def main_configs(analysis: list[stats.ConfigStats]) -> list[Main]:
+    """(workload, mode, its main configuration on an arch) of every
+    regime-naming mode, in the catalogue's order."""
+    arches = sorted({c.key.arch for c in analysis})
+    out = []
+    for workload, entry in metrics.catalogue():
+        for arch in arches if entry.regime else ():
+            cs = compare.main_config(analysis, workload, entry.name, arch)
+            if cs is not None:
+                out.append((workload, entry, cs))
+    return out
 
 
 def headlines(analysis: list[stats.ConfigStats]) -> list[Headline]:
     """Every regime-naming mode's headline, in the catalogue's order."""
-    arches = sorted({c.key.arch for c in analysis})
-    out = []
-    for workload, entry in metrics.catalogue():
-        if not entry.regime:
-            continue
-        for arch in arches:
-            cs = compare.main_config(analysis, workload, entry.name, arch)
-            if cs is not None:
-                out.append(headline_of(entry.regime, workload, entry, cs))
-    return out
+    return [headline_of(e.regime, w, e, cs)
+            for w, e, cs in main_configs(analysis)]
+
+
+def variant_headlines(analysis: list[stats.ConfigStats],
+                      records: list[dict]) -> list[Headline]:
+    """The stack variants' rows at the headlines' configurations (a
+    variant whose boots there all failed: a row with no test)."""
+    booted = variant_lanes(records)
+    return [headline_of(e.regime, w, e, cs, lane)
+            for w, e, cs in main_configs(analysis)
+            for lane in sorted(set(cs.variants) |
+                               booted.get(cs.key.config(), set()))]
 
 
 def regime_outcome(rows: list[Headline]) -> str:
@@ -135,6 +168,7 @@ def names(rows: list[Headline]) -> list[str]:
 
 
 def winner_cell(h: Headline) -> str:
+    """Who wins in words (a variant by its lane)."""
     return {"same": "no difference", "untested": "no test",
             PARITY: f"within ±{PARITY_MARGIN:.0%}"}.get(h.outcome,
                                                         h.outcome)
@@ -156,6 +190,36 @@ def headline_rows(rows: list[Headline]) -> list[list[str]]:
 
 HEADER = ["workload/mode", "arch", "headline metric", "configuration",
           "winner", f"{NEW}/{BASE} [95% CI]", "mark", "setting"]
+VARIANT_HEADER = ["workload/mode", "arch", "configuration", "variant",
+                  f"{NEW}/{BASE} (headline)", f"variant/{BASE} [95% CI]",
+                  "mark", "winner"]
+
+
+def variant_rows(rows: list[Headline]) -> list[list[str]]:
+    return [[h.what, h.arch, h.config, h.lane, h.beside or "—", h.ratio,
+             h.sure, winner_cell(h)] for h in rows]
+
+
+def variants_intro() -> list[str]:
+    """What the headline boots run of each boot option, what a variant
+    row is, and what the options choose."""
+    options = registry.BOOT_OPTIONS
+    defaults = ", ".join(f"{o.stack} with `{o.name}={o.default}`"
+                         for o in options)
+    chooses = "; ".join(f"`{o.name}` {o.text}" for o in options)
+    return [f"Headline rows boot each stack with its defaults ({defaults})"
+            f" and alone decide each outcome.  A variant row boots one "
+            f"stack with another value, against the same {BASE} boots: "
+            f"context, showing how much of a difference is the option's "
+            f"({chooses}).", ""]
+
+
+def variant_table(rows: list[Headline]) -> list[str]:
+    """The variants of a regime (none: nothing)."""
+    if not rows:
+        return []
+    return ["Variants (context, not counted):", ""] + \
+        table(VARIANT_HEADER, variant_rows(rows)) + [""]
 
 
 @dataclass(frozen=True)
@@ -176,8 +240,20 @@ def crossover_points(analysis: list[stats.ConfigStats]) -> list[Point]:
             for arch in sorted({c.key.arch for c in cands}):
                 mine = sorted((c for c in cands if c.key.arch == arch),
                               key=lambda c: c.key.sort_key())
-                out.append(Point(x.what, arch, crossing(x, w.name, mine)))
+                out += [Point(lane_what(x.what, lane), arch,
+                              crossing(x, w.name, mine, lane))
+                        for lane in lanes(mine)]
     return out
+
+
+def lanes(mine: list[stats.ConfigStats]) -> list[str]:
+    """NEW, then every variant lane of the configurations."""
+    return [NEW] + sorted({v for c in mine for v in c.variants})
+
+
+def lane_what(what: str, lane: str) -> str:
+    """A crossover's words, naming the variant lane it is found for."""
+    return what if lane == NEW else f"{what}, variant {lane} (context)"
 
 
 def behind(c: stats.Comparison, m: metrics.Metric, pct: float) -> bool:
@@ -190,10 +266,11 @@ def behind(c: stats.Comparison, m: metrics.Metric, pct: float) -> bool:
 
 
 def crossing(x: workloads.Crossover, workload: str,
-             mine: list[stats.ConfigStats]) -> str:
-    """Where NEW first falls behind in the sweep, in words."""
-    tested = [(c.key.param(x.param), c.comparisons[x.metric]) for c in mine
-              if x.metric in c.comparisons]
+             mine: list[stats.ConfigStats], lane: str = NEW) -> str:
+    """Where lane (NEW, or a variant) first falls behind BASE in the
+    sweep, in words."""
+    tested = [(c.key.param(x.param), c.versus(lane)[x.metric])
+              for c in mine if x.metric in c.versus(lane)]
     tested = [(v, c) for v, c in tested if c.base and c.new]
     if not tested:
         return "not measured"
@@ -215,8 +292,10 @@ def swept(tested: list) -> str:
 
 
 def sizing_lines(records: list[dict]) -> list[str]:
+    """The workloads' memory-size advice, from the headline boots."""
+    main = headline(records)
     return [line for w in workloads.WORKLOADS.values() if w.sizing
-            for line in w.sizing(records)]
+            for line in w.sizing(main)]
 
 
 def by_regime(rows: list[Headline]) -> list[tuple[str, list[Headline]]]:
@@ -231,6 +310,7 @@ def decision(records: list[dict], analysis: list[stats.ConfigStats],
     """The report's decision section (Markdown); searched: the answers
     of memory-size searches in the run (sizing.lines)."""
     rows = headlines(analysis)
+    others = variant_headlines(analysis, records)
     out = ["## Decision", "",
            "Per regime, the headline metric of each of its modes at the "
            "mode's main configuration (the Summary's rows); the regime's "
@@ -240,10 +320,13 @@ def decision(records: list[dict], analysis: list[stats.ConfigStats],
            f"±{PARITY_MARGIN:.0%} is counted as that, not as a win: on "
            "the icount clock two boots make 0.3% significant, and nobody "
            "chooses a scheme for it.", ""]
-    for title, mine in by_regime(rows):
+    out += variants_intro() if others else []
+    for (title, mine), (_, theirs) in zip(by_regime(rows),
+                                          by_regime(others)):
         out += [f"### {title}", "", f"Outcome: {regime_outcome(mine)}.", ""]
         if mine:
             out += table(HEADER, headline_rows(mine)) + [""]
+        out += variant_table(theirs)
     points = crossover_points(analysis)
     if points:
         out += ["### Crossover points", ""]
@@ -282,6 +365,11 @@ def text_summary(title: str, records: list[dict],
     out.append("")
     if rows:
         out += text_table(HEADER, headline_rows(rows)) + [""]
+    others = variant_headlines(analysis, records)
+    if others:
+        out += ["Variants (context, not counted in the outcomes above)",
+                ""] + text_table(VARIANT_HEADER, variant_rows(others))
+        out += [""]
     points = crossover_points(analysis)
     out += [f"{p.what} ({p.arch}): {p.text}" for p in points]
     out += [""] + [plain(s) for s in sizing_lines(records) + list(searched)]

@@ -1,11 +1,13 @@
 """The report's section per experiment: every configuration with every
-compared metric, then the experiment's figures."""
+compared metric, then a table per stack variant the experiment ran (its
+lane against the same base boots, the headline's ratio beside it), then
+the experiment's figures."""
 
 import os
 from pathlib import Path
 
 from .. import figures, metrics, plots, stats, workloads
-from ..record import Config, swapped_out
+from ..record import Config, headline, is_variant, lane, swapped_out
 from ..registry import BASE, NEW
 from ..tables import cell, mark_cell, params_text, ratio_cell, table
 from . import facts, measured
@@ -48,13 +50,58 @@ def failed_only_rows(experiment: str, analysis: list[stats.ConfigStats],
         if rec.get("experiment") != experiment or k in seen or k in done:
             continue
         done.add(k)
-        n = {s: sum(r.get("stack") == s and Config.of(r) == k
+        n = {s: sum(lane(r) == s and Config.of(r) == k
                     for r in failed) for s in STACKS}
         rows.append([f"{rec.get('workload')}/{rec.get('mode')}",
                      f"{rec.get('arch')} {rec.get('mem_mb')}MB "
                      f"{params_text(rec.get('params'))}", "all",
                      cell(None, n[BASE]), cell(None, n[NEW]), "—", ""])
     return rows
+
+
+def variant_header(variant: str) -> list[str]:
+    return ["workload/mode", "configuration", "metric", BASE, variant,
+            f"variant/{BASE} [95% CI]", "mark", f"{NEW}/{BASE} (headline)"]
+
+
+def variant_rows(cs: stats.ConfigStats, variant: str, fails: Fails
+                 ) -> list[list[str]]:
+    """The lane variant against BASE at one configuration, metric by
+    metric, the headline's ratio beside each; a lane whose every boot
+    there failed says so."""
+    versus = cs.versus(variant)
+    what = [f"{cs.key.workload}/{cs.key.mode}", config_text(cs.key)]
+    failed = fails.get(key_of(cs.key, variant), 0)
+    if not versus:
+        return [what + ["all", "", cell(None, failed), "—", "", ""]] \
+            if failed else []
+    rows = []
+    for name, c in versus.items():
+        if c.base is None and c.new is None:
+            continue
+        m = metrics.lookup(name, cs.key.workload, cs.key.mode)
+        own = cs.comparisons.get(name)
+        rows.append((what if not rows else ["", ""]) + [
+            metric_text(m), cell(c.base, fails.get(key_of(cs.key, BASE), 0)),
+            cell(c.new, failed), ratio_cell(c.ratio), mark_cell(c),
+            ratio_cell(own.ratio) if own else "—"])
+    return rows
+
+
+def variant_tables(exp: str, records: list[dict],
+                   mine: list[stats.ConfigStats], fails: Fails
+                   ) -> list[str]:
+    """A table per stack variant of experiment exp (context: the
+    verdicts and the summary count the headline only)."""
+    out = []
+    for variant in sorted({lane(r) for r in records
+                           if r.get("experiment") == exp and is_variant(r)}):
+        rows = [row for c in mine for row in variant_rows(c, variant, fails)]
+        if rows:
+            out += [f"Variant **{variant}** (context, not counted in the "
+                    f"verdicts) against the same {BASE} boots:", ""]
+            out += table(variant_header(variant), rows) + [""]
+    return out
 
 
 def figure_setting(records: list[dict], exps: tuple[str, ...]) -> str:
@@ -120,6 +167,8 @@ def experiments(run_dir: Path, records: list[dict], metadata: dict,
         if nfail:
             out += [f"{nfail} failed boot(s), listed under Failures.", ""]
         out += table(["workload/mode", "configuration", "metric", BASE, NEW,
-                      RATIO, "mark"], rows)
-        out += [""] + plot_links(run_dir, exp, plot_files, shown, records)
+                      RATIO, "mark"], rows) + [""]
+        out += variant_tables(exp, records, mine, fails)
+        out += plot_links(run_dir, exp, plot_files, shown,
+                          headline(records))
     return out

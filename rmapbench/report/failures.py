@@ -1,6 +1,7 @@
 """The report's failures: every failed boot with why and its console
 excerpt; none of them is a number in any table."""
 
+from ..record import lane
 from ..tables import params_text
 
 
@@ -20,11 +21,11 @@ def failures(failed: list[dict]) -> list[str]:
     out += [f"{len(failed)} failed boot(s); none of them is a number in "
             "any table.", ""]
     for i, rec in enumerate(failed, 1):
-        out += [f"### Failure {i}: {rec.get('stack')} {rec.get('arch')} "
+        out += [f"### Failure {i}: {lane(rec)} {rec.get('arch')} "
                 f"{rec.get('mem_mb')} MB {rec.get('workload')}/"
                 f"{rec.get('mode')} rep {rec.get('rep')}", "",
                 f"- experiment: {rec.get('experiment')}",
-                f"- stack: {rec.get('stack')}, arch: {rec.get('arch')}, "
+                f"- stack: {lane(rec)}, arch: {rec.get('arch')}, "
                 f"memory: {rec.get('mem_mb')} MB",
                 f"- workload: {rec.get('workload')}, mode: {rec.get('mode')}, "
                 f"params: {params_text(rec.get('params'))}",

@@ -1,14 +1,14 @@
-"""How the run was measured: each experiment's guest clock and
-repetitions (and why that many), the configurations measured on two
-clocks side by side, where the run's time went (its phases) and where
-a boot's time went."""
+"""How the run was measured: each experiment's guest clock, kernel
+arguments and stack variants, repetitions (and why that many), the
+configurations measured on two clocks side by side, where the run's
+time went (its phases) and where a boot's time went."""
 
 import statistics
 from dataclasses import replace
 from pathlib import Path
 
 from .. import metrics, phases, registry, repetitions, stats, store
-from ..record import Config
+from ..record import Config, is_variant, lane
 from ..registry import HOST
 from ..tables import fmt_ratio, ratio_cell, table
 from . import decision
@@ -60,12 +60,27 @@ def policy_text(point: dict) -> str:
             f"±{float(point.get('target') or 0):.0%} of it, at most {cap}")
 
 
+def boot_args(records: list[dict]) -> list[str]:
+    """What the records' boots added to the harness's kernel arguments:
+    every stack's (the experiment's), and each stack variant's lane."""
+    every = sorted({str(r["kernel_args"]) for r in records
+                    if r.get("kernel_args")})
+    lanes = sorted({lane(r) for r in records if is_variant(r)})
+    out = [f"Kernel arguments on every stack's boots: `{a}`." for a in every]
+    if lanes:
+        out.append(f"Stack variants, each its stack's boots with more "
+                   f"kernel arguments, against the same "
+                   f"{registry.BASE} boots: {'; '.join(lanes)}.")
+    return out
+
+
 def how_measured(experiment: str, metadata: dict,
                  records: list[dict]) -> list[str]:
-    """The experiment's clock(s) and repetitions, and why."""
-    clocks = sorted({str(r.get("clock") or HOST) for r in records
-                     if r.get("experiment") == experiment})
-    out = [f"Clock {clock_line(c)}." for c in clocks]
+    """The experiment's clock(s), kernel arguments and repetitions, and
+    why."""
+    mine = [r for r in records if r.get("experiment") == experiment]
+    clocks = sorted({str(r.get("clock") or HOST) for r in mine})
+    out = [f"Clock {clock_line(c)}." for c in clocks] + boot_args(mine)
     for clock in clocks:
         pts = [p for p in points_of(metadata, experiment)
                if (p.get("clock") or HOST) == clock]

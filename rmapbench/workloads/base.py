@@ -115,7 +115,11 @@ class Experiment:
     7 to 14% and fork-breadth's slab per child at N=8 by up to 6%,
     outside their spread between fresh boots (run dev-pack1), and the
     bundles' mean walk of pair pages at W=8 on anonmm moved by 8 to 10%
-    (run dev-bpack)."""
+    (run dev-bpack).  variants: stack variants it also runs
+    (registry.stack_variant: a boot option's other value, by its kernel
+    arguments), each on its own stack's boots only and compared against
+    the same base boots; the headline boots run every option's
+    default."""
     name: str
     workload: str
     mode: str
@@ -133,6 +137,7 @@ class Experiment:
     max_reps: int = 0
     full: dict = field(default_factory=dict)    # sweep=, mem_mb= overrides
     packs: bool = False
+    variants: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

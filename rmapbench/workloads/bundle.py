@@ -19,7 +19,7 @@ from pathlib import Path
 
 from .. import figures as fg
 from .. import registry, stats
-from ..registry import ICOUNT
+from ..registry import FORK_ORDER, ICOUNT, variants_of
 from .base import (NEUTRAL, Crossover, Experiment, Figure, Mode,
                    Workload, metric)
 
@@ -40,6 +40,10 @@ COMPARE_MEM = {"x86_64": [128], "i386": [128]}
 FULL_W = {"private": [8, 64, 256, 1024], "pair": [8, 64, 256, 1024],
           "shared": [8, 64, 256, 1000]}
 FULL_MEM = {"x86_64": [512], "i386": [512]}
+# anonmm's walk of a pair page goes round the bundle's list from the
+# worker to its helper: every fork order is measured, the 2004 tail as
+# the headline, after_parent (the helper next to its worker) beside it
+ORDERS = variants_of(FORK_ORDER)
 
 
 def bundle_metrics() -> tuple:
@@ -95,6 +99,7 @@ def experiment(pattern: str) -> Experiment:
         f"bundle-{pattern}", "bundle", pattern, registry.arch_names(),
         sweep={"W": COMPARE_W}, fixed={"mb": COMPARE_MB},
         mem_mb=COMPARE_MEM, timeout_s=600.0, clocks=(ICOUNT,),
+        variants=ORDERS,
         # the walk time under reclaim spreads by up to 6% between icount
         # boots (reclaim still waits on the host's I/O, whose completions
         # land at no fixed instruction): private and pair ran to six without
@@ -147,7 +152,7 @@ def contend_experiment() -> Experiment:
     return Experiment(
         CONTEND, "bundle", "pair", ("x86_64",),
         sweep={"contend": [0, 1]}, fixed={"W": 8, "mb": COMPARE_MB},
-        mem_mb=COMPARE_MEM, timeout_s=600.0, vcpus=(2,),
+        mem_mb=COMPARE_MEM, timeout_s=600.0, vcpus=(2,), variants=ORDERS,
         text="pair data under reclaim on 2 vCPUs, each worker's "
              "mmap_lock taken for write in a loop (contend=1) or not")
 

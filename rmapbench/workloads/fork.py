@@ -11,11 +11,14 @@ from pathlib import Path
 
 from .. import figures as fg
 from .. import registry, stats
-from ..registry import HOST, ICOUNT
+from ..registry import FORK_ORDER, HOST, ICOUNT, variants_of
 from .base import HIGHER, NEUTRAL, Experiment, Figure, Mode, Workload, \
     metric
 
 ALL = registry.arch_names()
+# where a child joins its bundle's list is fork's own work on anonmm:
+# every fork order is measured, the 2004 tail as the headline
+ORDERS = variants_of(FORK_ORDER)
 
 
 def plot_fork_breadth(records: list[dict], out_dir: Path) -> list[Path]:
@@ -154,10 +157,12 @@ WORKLOAD = Workload(
         Experiment("fork-breadth", "fork", "breadth", ALL,
                    sweep={"N": [8, 32, 128]}, fixed={"V": 1000},
                    clocks=(ICOUNT,),
+                   variants=ORDERS,
                    text="one parent forks N children: latency, memory per "
                         "child"),
         Experiment("fork-depth", "fork", "depth", ALL,
                    fixed={"D": 16, "pages": 256},
+                   variants=ORDERS,
                    text="a chain of generations, each COWing and forking "
                         "the next"),
         # icount: its headline is exact, and its fork latency is a
@@ -168,6 +173,7 @@ WORKLOAD = Workload(
                    mem_mb={"x86_64": [128]}, clocks=(ICOUNT,),
                    # issue 13's 10,000 generations: 38 s a boot, not 4
                    full={"fixed": {"D": 10000, "pages": 256, "touch": 32}},
+                   variants=ORDERS,
                    text="a chain of generations, each parent exiting once "
                         "it forked: rmap slab per live process"),
         Experiment("fork-rate", "fork", "rate", ALL,
@@ -177,9 +183,11 @@ WORKLOAD = Workload(
                    # shows how far the two clocks agree (12 boots alone,
                    # 45 s, in the default comparison of 2026-12-05)
                    full={"clocks": (ICOUNT, HOST)},
+                   variants=ORDERS,
                    text="fork + child check + exit, rounds per second"),
         Experiment("fork-rate-smp", "fork", "rate", ALL,
                    fixed={"V": 1000, "N": 300}, vcpus=(2,), packs=True,
+                   variants=ORDERS,
                    text="fork + child check + exit on 2 vCPUs: the child "
                         "runs and exits on the other CPU while the parent "
                         "forks the next")),

@@ -5,6 +5,9 @@ Values are made up but shaped like the real thing: slab bytes per VMA
 are exact, timings carry noise from a seeded random generator, and the
 anonmm kernel (when it runs anonmm) has smaller VMAs, no anon_vma_chain,
 slower swap-out of big families and copies shared pages on mremap.
+With orders, anonmm also runs anonmm_fork_order=after_parent (a stack
+variant) in the fork, swap and bundle experiments, where its pair
+pages are found next to the worker, as anon_vma finds them.
 """
 
 import json
@@ -20,6 +23,7 @@ STACKS = ("anon_vma", "anonmm")
 FAILURE_EXCERPT = ("[  12.345678] BUG: Bad rss-counter state mm:c1234567 "
                    "type:MM_ANONPAGES val:98765\n[  12.345999] Call Trace:")
 FAILURE = "kernel fault (BUG) at console line 512"
+AFTER_PARENT = "anonmm_fork_order=after_parent"
 EXPERIMENTS = ("vma-cost", "lowmem", "capacity", "fork-breadth", "fork-depth",
                "fork-rate", "mremap-unshared", "mremap-shared",
                "mremap-swapped", "swap-mem", "swap-family", "swap-ceiling",
@@ -63,6 +67,7 @@ class Fab:
         self.anonmm_scheme = anonmm_scheme
         self.rng = random.Random(seed)
         self.records: list[dict] = []
+        self.variant = ""       # the stack variant anonmm's boots run
 
     def is_anonmm(self, stack: str) -> bool:
         return stack == "anonmm" and self.anonmm_scheme == "anonmm"
@@ -84,6 +89,9 @@ class Fab:
             if vcpus != 1:
                 rec["vcpus"] = vcpus
                 rec["boot"] += f"-smp{vcpus}"
+            if self.variant:
+                rec["variant"] = self.variant
+                rec["boot"] += f"-{self.variant}"
             self.records.append(rec)
 
     # --- per-VMA structure bytes -----------------------------------
@@ -303,7 +311,8 @@ class Fab:
                 for w in (8, 64):
                     def make(rep, stack=stack, mode=mode, w=w):
                         mms = {"private": 1, "pair": 2, "shared": w + 1}[mode]
-                        if mode == "pair" and self.is_anonmm(stack):
+                        if mode == "pair" and self.is_anonmm(stack) \
+                                and not self.variant:
                             mms = w + 1
                         return {"visited_per_reclaimed_count":
                                 self.noisy(1.9 * mms),
@@ -377,7 +386,19 @@ class Fab:
                 excerpt="RMB-STEP 2/2 run rmb-fork mode=rate\n"
                         "[ 600.1] rcu: INFO: rcu_sched detected stalls"))
 
-    def everything(self) -> list[dict]:
+    def fork_orders(self) -> None:
+        """anonmm's boots of the fork, swap and bundle experiments again,
+        booted with anonmm_fork_order=after_parent."""
+        before = len(self.records)
+        self.variant = AFTER_PARENT
+        for build in (self.fork_breadth, self.fork_rate, self.swap_family,
+                      self.bundle):
+            build()
+        self.variant = ""
+        self.records[before:] = [r for r in self.records[before:]
+                                 if r["stack"] == "anonmm"]
+
+    def everything(self, orders: bool = False) -> list[dict]:
         for build in (self.vma_cost, self.lowmem, self.capacity,
                       self.fork_breadth, self.fork_depth, self.fork_chain,
                       self.fork_rate,
@@ -385,13 +406,16 @@ class Fab:
                       self.bundle, self.fastpath, self.stressng,
                       self.failures):
             build()
+        if orders:
+            self.fork_orders()
         return self.records
 
 
 def full_run(reps: int = 3, anonmm_scheme: str = "anonmm",
-             seed: int = 1) -> list[dict]:
-    """Records of every experiment with two planted failures."""
-    return Fab(reps, anonmm_scheme, seed).everything()
+             seed: int = 1, orders: bool = False) -> list[dict]:
+    """Records of every experiment with two planted failures (and
+    anonmm's other fork order where the comparison runs it)."""
+    return Fab(reps, anonmm_scheme, seed).everything(orders)
 
 
 def metadata(accel: str = "tcg") -> dict[str, Any]:

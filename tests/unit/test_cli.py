@@ -50,6 +50,12 @@ BAD_INPUT = [
     (("compare", "--experiments", "lowmem,vma"),
      ("unknown experiment(s) vma",)),
     (("report", "no-such-run-xyz"), ("no results at",)),
+    (("run", "--workload", "bundle", "--variant",
+      "anonmm_fork_order=sideways"),
+     ("unknown anonmm_fork_order 'sideways': choose one of tail, "
+      "after_parent",)),
+    (("run", "--workload", "bundle", "--append", "anonmm_fork_order=head"),
+     ("unknown anonmm_fork_order 'head'",)),
 ]
 
 
@@ -61,6 +67,14 @@ def test_bad_input_is_named(args, says):
     for text in says:
         assert text in res.stderr, res.stderr
     assert "Traceback" not in res.stderr
+
+
+def test_an_unknown_fork_order_is_one_line_before_any_boot(tmp_path):
+    env = {"RMAPBENCH_CACHE": str(tmp_path), "PATH": "/usr/bin:/bin"}
+    res = harness("run", "--workload", "bundle", "--variant",
+                  "anonmm_fork_order=tail", env=env)
+    assert res.returncode == 2 and res.stderr.count("\n") == 1
+    assert "anonmm_fork_order=tail is anonmm's default" in res.stderr
 
 
 def test_a_debug_variant_cannot_be_measured(tmp_path):
