@@ -204,9 +204,10 @@ def report_run(rdir: Path, watch: "phases.Stopwatch | None" = None,
     step = step or watch.phase
     records = store.load_records(rdir)
     metadata = store.load_metadata(rdir)
-    from . import plots, report, stats
+    from . import plots, report
+    from .analysis import analyse
     with step("stats"):
-        analysis = stats.analyse(
+        analysis = analyse(
             records, checked=repetitions.checked(metadata))
     with step("plots"):
         plot_files = plots.make_plots(records, paths.PLOTS / rdir.name)

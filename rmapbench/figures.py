@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from . import registry, stats
-from .record import Config
+from .record import Config, is_failed, metric_values
 
 log = logging.getLogger("rmapbench.plots")
 
@@ -55,7 +55,7 @@ def of_experiment(rec: dict, experiment: str) -> bool:
 def select(records: list[dict], experiment: str, workload: str | None = None,
            record: str = "summary") -> list[dict]:
     """The measurements (not failed) of experiment, of one record kind."""
-    return [r for r in records if not stats.is_failed(r)
+    return [r for r in records if not is_failed(r)
             and of_experiment(r, experiment)
             and (workload is None or r.get("workload") == workload)
             and r.get("record", "summary") == record]
@@ -65,12 +65,12 @@ def of_workload(records: list[dict], workload: str) -> list[dict]:
     """The measurements (not failed) of a workload, of every experiment
     ('harness.py run' sweeps included)."""
     return [r for r in records if r.get("workload") == workload
-            and not stats.is_failed(r)]
+            and not is_failed(r)]
 
 
 def metric(name: str, scale: float = 1.0) -> Value:
     def value(rec: dict) -> float | None:
-        v = stats.metric_values([rec], name)
+        v = metric_values([rec], name)
         return v[0] * scale if v else None
     return value
 
@@ -112,7 +112,7 @@ def stack_labels(records: list[dict]) -> dict[str, str]:
     """'anonmm', or 'anonmm kernel (scheme anon_vma)' when it says so."""
     schemes: dict[str, set[str]] = {}
     for rec in records:
-        if not stats.is_failed(rec):
+        if not is_failed(rec):
             schemes.setdefault(rec.get("stack", ""), set()).add(
                 str(rec.get("scheme")))
     labels = {}

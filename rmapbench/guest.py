@@ -6,7 +6,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from . import console as consolemod
-from . import image, paths, qemu, registry, scratch
+from . import image, kbuild, qemu, registry, scratch
 from .errors import UserError
 from .extras import Files
 
@@ -65,7 +65,7 @@ class Boot:
 
 def run(boot: Boot, log: Path, accel: str = "tcg") -> GuestRun:
     """Boot; the console goes to log; parse it once and judge it."""
-    kernel = paths.kernel_image(boot.stack, boot.arch)
+    kernel = kbuild.kernel_image(boot.stack, boot.arch)
     if not kernel.exists():
         raise UserError(f"no {boot.stack} kernel for {boot.arch} at "
                         f"{kernel}: run 'harness.py build --stack "
@@ -132,7 +132,7 @@ def choose_accel(requested: str) -> str:
 
 def probe_kvm() -> bool:
     stack, arch = registry.BASE, "x86_64"
-    if not paths.kernel_image(stack, arch).exists():
+    if not kbuild.kernel_image(stack, arch).exists():
         return False
     with tempfile.TemporaryDirectory(prefix="rmapbench-probe-") as tmp:
         probe = run(Boot(stack, arch, "", mem_mb=128,

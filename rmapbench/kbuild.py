@@ -68,6 +68,11 @@ def series_file(stack: str) -> Path:
     return paths.KERNELS / stack / "series"
 
 
+def kernel_image(stack: str, arch: str) -> Path:
+    """The bzImage the build of stack for arch leaves."""
+    return paths.build_dir(stack, arch) / registry.arch(arch).image
+
+
 def read_series(series: Path) -> list[Path]:
     """The patches a quilt-style series names, in order.
 
@@ -320,7 +325,7 @@ def up_to_date(stack: str, arch: str, inputs: str) -> bool:
     configure and no make (both take about a minute even when nothing
     changed)."""
     stamp = paths.build_dir(stack, arch) / BUILT
-    return paths.kernel_image(stack, arch).exists() and stamp.exists() \
+    return kernel_image(stack, arch).exists() and stamp.exists() \
         and stamp.read_text().strip() == inputs
 
 
@@ -333,7 +338,7 @@ def build(stack: str, arch: str, progress: Progress) -> Path:
     if up_to_date(stack, arch, inputs):
         progress.step_done()
         print(f"  {stack} {arch}: up to date", flush=True)
-        return paths.kernel_image(stack, arch)
+        return kernel_image(stack, arch)
     timing = out / ".rmapbench-build-seconds"
     last = float(timing.read_text()) if timing.exists() else None
     progress.note(f"building {stack} {arch} kernel", eta=last)
@@ -347,9 +352,9 @@ def build(stack: str, arch: str, progress: Progress) -> Path:
     timing.write_text(f"{took:.1f}\n")
     (out / BUILT).write_text(inputs + "\n")
     progress.step_done()
-    print(f"  built {paths.kernel_image(stack, arch)} in "
+    print(f"  built {kernel_image(stack, arch)} in "
           f"{fmt_seconds(took)}", flush=True)
-    return paths.kernel_image(stack, arch)
+    return kernel_image(stack, arch)
 
 
 def build_all(stacks: list[str], arches: list[str]) -> list[Path]:

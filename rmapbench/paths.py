@@ -3,6 +3,8 @@
 import os
 from pathlib import Path
 
+from .errors import UserError
+
 REPO = Path(__file__).resolve().parent.parent
 KERNELS = REPO / "kernels"
 BENCH = REPO / "bench"
@@ -19,7 +21,6 @@ def variant() -> str:
     fragment kernels/debug/<variant>.config goes onto both stacks."""
     name = os.environ.get("RMAPBENCH_VARIANT", "")
     if name and not (KERNELS / "debug" / f"{name}.config").is_file():
-        from .errors import UserError
         known = sorted(p.stem for p in (KERNELS / "debug").glob("*.config"))
         raise UserError(f"RMAPBENCH_VARIANT={name}: no kernels/debug/"
                         f"{name}.config; known variants: "
@@ -60,8 +61,3 @@ def build_dir(stack: str, arch: str) -> Path:
     srctree=.. and compiler command lines are the same in both trees,
     which lets ccache share objects between the stacks."""
     return tree_dir(stack) / f"out-{arch}"
-
-
-def kernel_image(stack: str, arch: str) -> Path:
-    from . import registry
-    return build_dir(stack, arch) / registry.arch(arch).image

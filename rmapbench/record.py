@@ -6,11 +6,14 @@ Record type names its fields.  Config is what a record measures apart
 from the stack and the repetition (experiment, arch, memory, workload,
 mode, parameters, guest clock, vCPUs, the experiment's kernel
 arguments): the runner's Case, the statistics' grouping, the report's
-failure counts and the plots' dimensions all use it.  A record's lane
-is its stack, and the stack variant it booted if any: the statistics
-compare lanes of one Config, a variant's against the same base boots.
+failure counts and the plots' dimensions all use it; ConfigKey adds
+the kind of result line, and group() sorts records by it.  A record's
+lane is its stack, and the stack variant it booted if any: the
+statistics compare lanes of one Config, a variant's against the same
+base boots.
 """
 
+import math
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from typing import Any, TypedDict
@@ -143,6 +146,97 @@ def swapped_out(rec: dict) -> float | None:
 
 def is_failed(rec: dict) -> bool:
     return bool(rec.get("failed"))
+
+
+@dataclass(frozen=True)
+class ConfigKey(Config):
+    """One configuration (Config) and the kind of result line,
+    the generation for per-generation lines: what repetitions of both
+    stacks are compared over."""
+    record: str = "summary"
+    generation: int | None = None
+
+    def param(self, name: str, default: Any = None) -> Any:
+        return dict(self.params).get(name, default)
+
+    def config(self) -> Config:
+        """The configuration alone (failed boots have no record kind)."""
+        return Config(self.experiment, self.arch, self.mem_mb,
+                      self.workload, self.mode, self.params, self.clock,
+                      self.vcpus, self.kernel_args)
+
+    def label(self, with_arch: bool = True, skip: tuple[str, ...] = ()) -> str:
+        """e.g. 'i386 1024MB V=10000 kind=split gen=3', the clock
+        when it is not the host's: '... (icount)', and the kernel
+        arguments every stack's boots added: '... [vmalloc=768M]'."""
+        parts = [self.arch] if with_arch else []
+        parts.append(f"{self.mem_mb}MB")
+        parts += [f"{k}={v}" for k, v in self.params if k not in skip]
+        if self.generation is not None:
+            parts.append(f"gen={self.generation}")
+        if self.vcpus != 1:
+            parts.append(f"{self.vcpus}vCPU")
+        if self.clock != HOST:
+            parts.append(f"({self.clock})")
+        if self.kernel_args:
+            parts.append(f"[{self.kernel_args}]")
+        return " ".join(parts)
+
+    def sort_key(self) -> tuple:
+        return (self.experiment, self.arch, self.workload, self.mode,
+                self.clock, self.vcpus, self.kernel_args, self.record,
+                self.mem_mb,
+                tuple((k, _sortable(v)) for k, v in self.params),
+                -1 if self.generation is None else self.generation)
+
+
+def _sortable(value: Any) -> tuple:
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return (0, value, "")
+    return (1, 0, str(value))
+
+
+def config_key(record: dict) -> ConfigKey:
+    generation = (record.get("metrics") or {}).get("generation")
+    return ConfigKey(**config_fields(record),
+                     record=str(record.get("record", "summary")),
+                     generation=None if generation is None
+                     else int(generation))
+
+
+@dataclass
+class Grouped:
+    """Records by configuration, then by lane (the stack, or a stack
+    variant); failed ones apart."""
+    configs: dict[ConfigKey, dict[str, list[dict]]]
+    failed: list[dict]
+
+
+def group(records: list[dict]) -> Grouped:
+    configs: dict[ConfigKey, dict[str, list[dict]]] = {}
+    failed = []
+    for rec in records:
+        if is_failed(rec):
+            failed.append(rec)
+            continue
+        stacks = configs.setdefault(config_key(rec), {})
+        stacks.setdefault(lane(rec), []).append(rec)
+    ordered = dict(sorted(configs.items(), key=lambda kv: kv[0].sort_key()))
+    return Grouped(ordered, failed)
+
+
+def metric_values(records: list[dict], name: str) -> list[float]:
+    """The finite numbers records carry for metric name (others skipped)."""
+    out = []
+    for rec in records:
+        if is_failed(rec):
+            continue
+        value = (rec.get("metrics") or {}).get(name)
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            continue
+        if math.isfinite(value):
+            out.append(float(value))
+    return out
 
 
 def numeric(fields: dict) -> dict:

@@ -29,8 +29,9 @@ host with another boot (shares_host).
 from dataclasses import dataclass
 
 from . import metrics, stats, workloads
+from .analysis import ConfigStats, config_stats
 from .experiments import Point
-from .record import Config, is_failed, lane
+from .record import Config, group, is_failed, lane
 from .registry import HOST, ICOUNT, clock as clock_entry
 from .workloads import Experiment
 
@@ -123,16 +124,16 @@ def taken(reps: dict[str, dict[int, list[dict]]], n: int) -> list[dict]:
 
 
 def compared(recs: list[dict], workload: str, mode: str
-             ) -> list[stats.ConfigStats]:
+             ) -> list[ConfigStats]:
     """Statistics of the record kind the catalogue compares; of
     per-generation records only the last generation."""
     kind = metrics.primary_record(workload, mode)
-    groups = [(k, s) for k, s in stats.group(recs).configs.items()
+    groups = [(k, s) for k, s in group(recs).configs.items()
               if k.record == kind]
     gens = [k.generation for k, _ in groups if k.generation is not None]
     if gens:
         groups = [(k, s) for k, s in groups if k.generation == max(gens)]
-    return [stats.config_stats(k, s) for k, s in groups]
+    return [config_stats(k, s) for k, s in groups]
 
 
 def reach(ratio: stats.Ratio) -> float:

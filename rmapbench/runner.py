@@ -216,7 +216,7 @@ def check_memory(cases: list[Case]) -> None:
 
 def require_kernels(cases: list[Case]) -> None:
     for stack, arch in sorted({(c.stack, c.arch) for c in cases}):
-        if not paths.kernel_image(stack, arch).exists():
+        if not kbuild.kernel_image(stack, arch).exists():
             raise UserError(f"no {stack} kernel for {arch}: run "
                             f"'harness.py build --stack {stack} "
                             f"--arch {arch}' (or 'make kernels')")

@@ -20,9 +20,9 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
-from . import experiments, guest, qemu, runner, stats, store
+from . import experiments, guest, qemu, runner, store
 from .errors import UserError
-from .record import Config, swapped_out
+from .record import Config, is_failed, swapped_out
 
 # what must hold of a probe's records
 Goal = Callable[[list[dict]], bool]
@@ -30,7 +30,7 @@ Goal = Callable[[list[dict]], bool]
 
 def completes(recs: list[dict]) -> bool:
     """It booted, ran and verified: no failed record."""
-    return bool(recs) and not any(stats.is_failed(r) for r in recs)
+    return bool(recs) and not any(is_failed(r) for r in recs)
 
 
 def no_swap(recs: list[dict]) -> bool:
@@ -119,7 +119,7 @@ class ProbeFault(Exception):
 def kernel_fault(recs: list[dict]) -> str | None:
     """The first kernel fault among a probe's failed records."""
     for r in recs:
-        if stats.is_failed(r) and \
+        if is_failed(r) and \
                 str(r.get("failure", "")).startswith(guest.KERNEL_FAULT):
             return str(r["failure"])
     return None
@@ -162,7 +162,7 @@ def search(exp: experiments.Experiment, stack: str, arch: str, goal: str,
         swapped[mem] = (None if None in counts or not counts
                         else sum(c for c in counts if c is not None))
         why = next((f" ({r.get('failure')})" for r in recs
-                    if stats.is_failed(r)), "")
+                    if is_failed(r)), "")
         print(f"size {stack} {arch}, probe {len(probes)} of at most "
               f"{most_probes(lo, hi, step)}: {mem} MB: "
               f"{goal} {'yes' if probes[mem] else 'no'}{why}", flush=True)

@@ -1,26 +1,20 @@
-"""Statistics over repetitions, in the style of mmtests' compare-kernels.
+"""Statistics over repetitions, in the style of mmtests' compare-kernels:
+mathematics on samples of numbers, knowing nothing of records, stacks
+or workloads (analysis.py applies it to a run's records).
 
-Records (records.jsonl dicts) are grouped by configuration and lane
-(the stack, or a stack variant: record.lane); failed records are kept
-apart and never become numbers.  Per metric: n, median, mean, sample
-standard deviation, the 95% confidence interval of the mean (Student
-t), min and max; per metric and configuration the anonmm/anon_vma
-ratio of means (and each variant lane's over anon_vma's) with its 95%
-interval and a significance mark ('*': Welch's t-test at 0.05;
-'exact': both stacks repeated one exact value each, and the values
-differ).  A deterministic count of a configuration whose exactness the
-run checked (repetitions.py: one boot per point, a second at the middle
-point) is exact with n = 1 too.
+Per sample: n, median, mean, sample standard deviation, the 95%
+confidence interval of the mean (Student t), min and max.  Per pair of
+samples (a base and a new one): the ratio of means new/base with its 95%
+interval (Fieller) and a significance mark ('*': Welch's t-test at
+0.05; 'exact': both sides repeated one exact value each, and the values
+differ).  A deterministic count whose exactness was checked by other
+means is exact with n = 1 too.
 """
 
 import math
 import statistics
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
-
-from . import metrics
-from .record import Config, config_fields, is_failed, is_variant, lane
-from .registry import BASE, HOST, NEW
 
 CONFIDENCE = 0.95
 MARK_SIGNIFICANT = "*"
@@ -86,97 +80,6 @@ def t_pvalue(t: float, df: float) -> float | None:
 
 
 @dataclass(frozen=True)
-class ConfigKey(Config):
-    """One configuration (record.Config) and the kind of result line,
-    the generation for per-generation lines: what repetitions of both
-    stacks are compared over."""
-    record: str = "summary"
-    generation: int | None = None
-
-    def param(self, name: str, default: Any = None) -> Any:
-        return dict(self.params).get(name, default)
-
-    def config(self) -> Config:
-        """The configuration alone (failed boots have no record kind)."""
-        return Config(self.experiment, self.arch, self.mem_mb,
-                      self.workload, self.mode, self.params, self.clock,
-                      self.vcpus, self.kernel_args)
-
-    def label(self, with_arch: bool = True, skip: tuple[str, ...] = ()) -> str:
-        """e.g. 'i386 1024MB V=10000 kind=split gen=3', the clock
-        when it is not the host's: '... (icount)', and the kernel
-        arguments every stack's boots added: '... [vmalloc=768M]'."""
-        parts = [self.arch] if with_arch else []
-        parts.append(f"{self.mem_mb}MB")
-        parts += [f"{k}={v}" for k, v in self.params if k not in skip]
-        if self.generation is not None:
-            parts.append(f"gen={self.generation}")
-        if self.vcpus != 1:
-            parts.append(f"{self.vcpus}vCPU")
-        if self.clock != HOST:
-            parts.append(f"({self.clock})")
-        if self.kernel_args:
-            parts.append(f"[{self.kernel_args}]")
-        return " ".join(parts)
-
-    def sort_key(self) -> tuple:
-        return (self.experiment, self.arch, self.workload, self.mode,
-                self.clock, self.vcpus, self.kernel_args, self.record,
-                self.mem_mb,
-                tuple((k, _sortable(v)) for k, v in self.params),
-                -1 if self.generation is None else self.generation)
-
-
-def _sortable(value: Any) -> tuple:
-    if isinstance(value, (int, float)) and not isinstance(value, bool):
-        return (0, value, "")
-    return (1, 0, str(value))
-
-
-def config_key(record: dict) -> ConfigKey:
-    generation = (record.get("metrics") or {}).get("generation")
-    return ConfigKey(**config_fields(record),
-                     record=str(record.get("record", "summary")),
-                     generation=None if generation is None
-                     else int(generation))
-
-
-@dataclass
-class Grouped:
-    """Records by configuration, then by lane (the stack, or a stack
-    variant); failed ones apart."""
-    configs: dict[ConfigKey, dict[str, list[dict]]]
-    failed: list[dict]
-
-
-def group(records: list[dict]) -> Grouped:
-    configs: dict[ConfigKey, dict[str, list[dict]]] = {}
-    failed = []
-    for rec in records:
-        if is_failed(rec):
-            failed.append(rec)
-            continue
-        stacks = configs.setdefault(config_key(rec), {})
-        stacks.setdefault(lane(rec), []).append(rec)
-    ordered = dict(sorted(configs.items(), key=lambda kv: kv[0].sort_key()))
-    return Grouped(ordered, failed)
-
-
-def metric_values(records: list[dict], name: str) -> list[float]:
-    """The finite numbers records carry for metric name (others skipped)."""
-    out = []
-    for rec in records:
-        if is_failed(rec):
-            continue
-        value = (rec.get("metrics") or {}).get(name)
-        if isinstance(value, bool) or not isinstance(value, (int, float)):
-            continue
-        if math.isfinite(value):
-            out.append(float(value))
-    return out
-
-
-@dataclass(frozen=True)
 class Summary:
     """One metric over the repetitions of one configuration and stack."""
     n: int
@@ -235,11 +138,11 @@ def summarize(values: list[float], deterministic: bool = False,
 
 @dataclass(frozen=True)
 class Ratio:
-    """anonmm mean / anon_vma mean with its 95% interval.
+    """The new sample's mean over the base's, with its 95% interval.
 
-    value None: a stack is missing or the anon_vma mean is 0.  low/high
-    None: no interval (a stack has n = 1, or the interval is unbounded
-    because the anon_vma mean is not clearly away from 0).
+    value None: a sample is missing or the base mean is 0.  low/high
+    None: no interval (a sample has n = 1, or the interval is unbounded
+    because the base mean is not clearly away from 0).
     """
     value: float | None
     low: float | None = None
@@ -261,18 +164,18 @@ def _ws_df(parts: list[tuple[float, int]]) -> float:
 def ratio_of_means(base: Summary | None, new: Summary | None) -> Ratio:
     """new.mean / base.mean with a 95% interval by Fieller's theorem.
 
-    The two samples are independent (separate boots), so the covariance
+    The two samples are independent, so the covariance
     term vanishes: with a, b the means of base and new, va, vb the
     squared standard errors and t the critical value, the interval holds
     every r with (b - r a)^2 <= t^2 (vb + r^2 va), i.e.
 
         (r +- (t/a) sqrt(vb + r^2 va - g vb)) / (1 - g),  g = t^2 va / a^2
 
-    with r = b/a.  If g >= 1 the anon_vma mean is not significantly
+    with r = b/a.  If g >= 1 the base mean is not significantly
     away from 0 and the interval is unbounded (reported as none).  The
     degrees of freedom are Welch-Satterthwaite's for vb + r^2 va.
-    Unlike a log-ratio interval this one also holds when b is 0 (e.g.
-    the anonmm kernel has no anon_vma objects at all).
+    Unlike a log-ratio interval this one also holds when b is 0 (a
+    count the new side does not have at all).
     """
     if base is None or new is None or base.mean == 0:
         return Ratio(None)
@@ -291,32 +194,38 @@ def ratio_of_means(base: Summary | None, new: Summary | None) -> Ratio:
     return Ratio(r, (r - root) / (1 - g), (r + root) / (1 - g))
 
 
+# What the two samples of a comparison are called when the caller does
+# not say: in notes ("no base") and as the winner.
+SIDES = ("base", "new")
+
+
 @dataclass(frozen=True)
 class Comparison:
-    """anonmm against anon_vma on one metric of one configuration."""
+    """A new sample against a base sample on one metric."""
     metric: str
-    base: Summary | None          # anon_vma
-    new: Summary | None           # anonmm
+    base: Summary | None
+    new: Summary | None
     ratio: Ratio
     mark: str                     # '*', 'exact' or ''
     t_stat: float | None = None
     df: float | None = None
     p_value: float | None = None  # None without scipy or without a test
     note: str = ""                # why there is no test, if there is none
+    sides: tuple[str, str] = SIDES  # the names of base and new
 
     @property
     def differs(self) -> bool:
         """The difference is significant or exact."""
         return self.mark in (MARK_SIGNIFICANT, MARK_EXACT)
 
-    def winner(self, direction: str) -> str | None:
-        """The better stack if the difference is real, else None."""
-        if not self.differs or direction not in (metrics.LOWER,
-                                                 metrics.HIGHER):
+    def winner(self, lower_better: bool | None) -> str | None:
+        """The name of the better side if the difference is real, else
+        None; lower_better None: neither side can win."""
+        if not self.differs or lower_better is None:
             return None
         assert self.base is not None and self.new is not None
         new_lower = self.new.mean < self.base.mean
-        return NEW if new_lower == (direction == metrics.LOWER) else BASE
+        return self.sides[1] if new_lower == lower_better else self.sides[0]
 
 
 def welch(base: Summary, new: Summary) -> tuple[float, float]:
@@ -327,114 +236,29 @@ def welch(base: Summary, new: Summary) -> tuple[float, float]:
     return t, _ws_df([(va, base.n), (vb, new.n)])
 
 
-def compare(name: str, base: Summary | None, new: Summary | None
-            ) -> Comparison:
-    """Ratio, test and mark of new (anonmm) against base (anon_vma).
+def compare(name: str, base: Summary | None, new: Summary | None,
+            sides: tuple[str, str] = SIDES) -> Comparison:
+    """Ratio, test and mark of new against base; sides: their names.
 
-    Both stacks constant over n >= 2 repetitions (a deterministic count,
+    Both sides constant over n >= 2 repetitions (a deterministic count,
     or identical samples): equal values get no mark, different ones
     'exact'.  Otherwise Welch's t-test at 0.05 gives '*'.  A missing
-    stack or n = 1 on either side gives no mark and a note.
+    side or n = 1 on either side gives no mark and a note.
     """
     ratio = ratio_of_means(base, new)
     if base is None or new is None:
-        missing = BASE if base is None else NEW
-        return Comparison(name, base, new, ratio, "", note=f"no {missing}")
-    if base.exact and new.exact:
+        missing = sides[0] if base is None else sides[1]
+        return Comparison(name, base, new, ratio, "", note=f"no {missing}",
+                          sides=sides)
+    if (base.exact and new.exact) or (base.n > 1 and new.n > 1
+                                      and base.constant and new.constant):
         same = base.mean == new.mean
         return Comparison(name, base, new, ratio, "" if same else MARK_EXACT,
-                          note="equal" if same else "")
+                          note="equal" if same else "", sides=sides)
     if base.n < 2 or new.n < 2:
-        return Comparison(name, base, new, ratio, "", note="n=1: no test")
-    if base.constant and new.constant:
-        same = base.mean == new.mean
-        return Comparison(name, base, new, ratio, "" if same else MARK_EXACT,
-                          note="equal" if same else "")
+        return Comparison(name, base, new, ratio, "", note="n=1: no test",
+                          sides=sides)
     t, df = welch(base, new)
     mark = MARK_SIGNIFICANT if abs(t) > t_quantile(df) else ""
-    return Comparison(name, base, new, ratio, mark, t, df, t_pvalue(t, df))
-
-
-@dataclass
-class ConfigStats:
-    """Every compared metric of one configuration.  comparisons: the
-    headline (NEW against BASE); variants: each stack variant's lane
-    against the same BASE records, lane -> metric -> Comparison."""
-    key: ConfigKey
-    records: dict[str, list[dict]]                 # lane -> records
-    summaries: dict[str, dict[str, Summary]] = field(default_factory=dict)
-    comparisons: dict[str, Comparison] = field(default_factory=dict)
-    variants: dict[str, dict[str, Comparison]] = field(default_factory=dict)
-
-    def schemes(self, stack: str) -> set[str]:
-        return {str(r.get("scheme")) for r in self.records.get(stack, [])}
-
-    def summary(self, stack: str, name: str) -> Summary | None:
-        return self.summaries.get(stack, {}).get(name)
-
-    def versus(self, lane: str) -> dict[str, Comparison]:
-        """The comparisons of lane (NEW: the headline's) against BASE."""
-        return self.comparisons if lane == NEW else \
-            self.variants.get(lane, {})
-
-
-def metric_names(key: ConfigKey, stacks: dict[str, list[dict]]) -> list[str]:
-    """The catalogue's metrics for the configuration's workload/mode, or
-    every numeric metric its records carry when the catalogue has none."""
-    names = [m.name for m in metrics.primary(key.workload, key.mode)]
-    if names:
-        return names
-    seen: dict[str, None] = {}
-    for recs in stacks.values():
-        for rec in recs:
-            for name in rec.get("metrics") or {}:
-                if name != "generation" and metric_values([rec], name):
-                    seen[name] = None
-    return list(seen)
-
-
-def config_stats(key: ConfigKey, stacks: dict[str, list[dict]],
-                 names: list[str] | None = None,
-                 checked: bool = False) -> ConfigStats:
-    """checked: the run checked that the configuration's exact counts
-    repeat (its single boots are exact values)."""
-    cs = ConfigStats(key, stacks)
-    for name in names if names is not None else metric_names(key, stacks):
-        det = metrics.lookup(name, key.workload, key.mode).deterministic
-        for stack, recs in stacks.items():
-            s = summarize(metric_values(recs, name), det, checked)
-            if s is not None:
-                cs.summaries.setdefault(stack, {})[name] = s
-        cs.comparisons[name] = compare(name, cs.summary(BASE, name),
-                                       cs.summary(NEW, name))
-        for variant in variant_lanes(stacks):
-            cs.variants.setdefault(variant, {})[name] = compare(
-                name, cs.summary(BASE, name), cs.summary(variant, name))
-    return cs
-
-
-def variant_lanes(stacks: dict[str, list[dict]]) -> list[str]:
-    """The lanes of stack variants among a configuration's."""
-    return [k for k, recs in stacks.items()
-            if recs and is_variant(recs[0])]
-
-
-def analyse(records: list[dict], primary_only: bool = True,
-            checked: frozenset[Config] = frozenset()
-            ) -> list[ConfigStats]:
-    """ConfigStats of every configuration, in a stable order.
-
-    primary_only: only the record kind the catalogue compares for each
-    workload/mode (capacity `step` lines and depth `summary` lines are
-    left out); unknown workloads keep all their records.  checked: the
-    configurations whose exact counts the run checked.
-    """
-    out = []
-    for key, stacks in group(records).configs.items():
-        if (primary_only and metrics.entry(key.workload, key.mode)
-                and key.record != metrics.primary_record(key.workload,
-                                                         key.mode)):
-            continue
-        out.append(config_stats(key, stacks,
-                                checked=key.config() in checked))
-    return out
+    return Comparison(name, base, new, ratio, mark, t, df, t_pvalue(t, df),
+                      sides=sides)

@@ -5,10 +5,6 @@ repeated shows once with `exact`; a stack whose every boot failed says
 "failed", never a number.
 """
 
-# stats -> metrics -> the workload modules -> tables: the annotations
-# below must not need stats while it is still being imported
-from __future__ import annotations
-
 from collections.abc import Iterable
 
 from . import stats

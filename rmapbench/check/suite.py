@@ -6,7 +6,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from .. import executor, guest, paths, qemu
+from .. import executor, guest, kbuild, paths, qemu
 from ..errors import UserError
 from ..progress import fmt_seconds
 from .boot_checks import IDLE_SLAB_TOLERANCE
@@ -97,7 +97,7 @@ def say(result: dict) -> None:
 def require_kernels(stacks: list[str], arches: list[str]) -> None:
     for stack in stacks:
         for arch in arches:
-            if not paths.kernel_image(stack, arch).exists():
+            if not kbuild.kernel_image(stack, arch).exists():
                 raise UserError(f"no {stack} kernel for {arch}: run "
                                 f"'harness.py build --stack {stack} "
                                 f"--arch {arch}' (or 'make kernels')")

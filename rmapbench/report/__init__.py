@@ -19,8 +19,9 @@ measured, failures; tables.py formats the cells.
 import os
 from pathlib import Path
 
-from .. import repetitions, sizing, stats, store, workloads
-from ..record import headline
+from .. import repetitions, sizing, store, workloads
+from ..analysis import ConfigStats, analyse
+from ..record import headline, is_failed
 from . import compare, decision, experiments, facts, failures, measured
 
 TEXT = "summary.txt"
@@ -28,7 +29,7 @@ TEXT = "summary.txt"
 
 def write_report(run_dir: Path, records: list[dict], metadata: dict,
                  plot_files: list[Path],
-                 analysis: list[stats.ConfigStats] | None = None) -> Path:
+                 analysis: list[ConfigStats] | None = None) -> Path:
     """Write run_dir/report.md (atomically) and return its path."""
     run_dir.mkdir(parents=True, exist_ok=True)
     path = run_dir / "report.md"
@@ -40,15 +41,15 @@ def write_report(run_dir: Path, records: list[dict], metadata: dict,
 
 
 def write_text(run_dir: Path, records: list[dict], metadata: dict,
-               analysis: list[stats.ConfigStats] | None = None) -> str:
+               analysis: list[ConfigStats] | None = None) -> str:
     """Write run_dir/summary.txt, the plain-text decision and summary,
     and return it."""
     if analysis is None:
-        analysis = stats.analyse(
+        analysis = analyse(
             records, checked=repetitions.checked(metadata))
     text = decision.text_summary(
         f"rmapbench: {facts.run_id(run_dir, records, metadata)}", records,
-        analysis, [r for r in records if stats.is_failed(r)],
+        analysis, [r for r in records if is_failed(r)],
         sizing.lines(run_dir))
     store.write_atomic(run_dir / TEXT, text)
     return text
@@ -56,11 +57,11 @@ def write_text(run_dir: Path, records: list[dict], metadata: dict,
 
 def render(run_dir: Path, records: list[dict], metadata: dict,
            plot_files: list[Path],
-           analysis: list[stats.ConfigStats] | None = None) -> str:
+           analysis: list[ConfigStats] | None = None) -> str:
     if analysis is None:
-        analysis = stats.analyse(
+        analysis = analyse(
             records, checked=repetitions.checked(metadata))
-    failed = [r for r in records if stats.is_failed(r)]
+    failed = [r for r in records if is_failed(r)]
     accel = facts.tcg(metadata, records)
     parts = [f"# rmapbench report: "
              f"{facts.run_id(run_dir, records, metadata)}", ""]

@@ -3,7 +3,8 @@ main configuration) and a verdict per workload, from its modes' headline
 metrics (the first each mode lists)."""
 
 from .. import metrics, stats, workloads
-from ..record import Config, lane
+from ..analysis import ConfigStats
+from ..record import Config, ConfigKey, is_failed, lane
 from ..registry import BASE, HOST, NEW
 from ..tables import fmt, fmt_ratio, mark_cell, mean_cell, ratio_cell, table
 from . import facts
@@ -26,7 +27,7 @@ LEGEND = ("Cells: median / mean ± 95% CI half-width (n); `exact`: every "
           "each and they differ; none: no significant difference.")
 
 
-def config_text(key: stats.ConfigKey) -> str:
+def config_text(key: ConfigKey) -> str:
     return key.label(skip=("seed",))
 
 
@@ -39,7 +40,7 @@ def failure_key(rec: dict) -> Failures:
     return (Config.of(rec), lane(rec))
 
 
-def key_of(key: stats.ConfigKey, stack: str) -> tuple[Config, str]:
+def key_of(key: ConfigKey, stack: str) -> tuple[Config, str]:
     return (key.config(), stack)
 
 
@@ -51,8 +52,8 @@ def failed_counts(failed: list[dict]) -> dict[tuple[Config, str], int]:
     return out
 
 
-def main_config(analysis: list[stats.ConfigStats], workload: str, mode: str,
-                arch: str) -> stats.ConfigStats | None:
+def main_config(analysis: list[ConfigStats], workload: str, mode: str,
+                arch: str) -> ConfigStats | None:
     """The configuration standing for (workload, mode) on arch.
 
     Of the catalogue's record kind: from the mode's main experiments if
@@ -87,10 +88,10 @@ def main_config(analysis: list[stats.ConfigStats], workload: str, mode: str,
 def winner_text(c: stats.Comparison, m: metrics.Metric) -> str:
     if m.direction == metrics.NEUTRAL:
         return "(informational)"
-    return c.winner(m.direction) or "—"
+    return c.winner(m.lower_better) or "—"
 
 
-def summary_rows(analysis: list[stats.ConfigStats], fails: Fails
+def summary_rows(analysis: list[ConfigStats], fails: Fails
                  ) -> list[list[str]]:
     rows = []
     for workload, entry in metrics.catalogue():
@@ -112,7 +113,7 @@ def summary_rows(analysis: list[stats.ConfigStats], fails: Fails
     return rows
 
 
-def summary_table(analysis: list[stats.ConfigStats], failed: list[dict]
+def summary_table(analysis: list[ConfigStats], failed: list[dict]
                   ) -> list[str]:
     out = ["## Summary", ""]
     rows = summary_rows(analysis, failed_counts(failed))
@@ -167,10 +168,10 @@ def outcome(c: stats.Comparison, m: metrics.Metric) -> str:
     """'anonmm', 'anon_vma', 'same' or 'untested'."""
     if c.base is None or c.new is None or c.note.startswith("n=1"):
         return "untested"
-    return c.winner(m.direction) or "same"
+    return c.winner(m.lower_better) or "same"
 
 
-def mode_verdict(cs: stats.ConfigStats, entry: metrics.Mode,
+def mode_verdict(cs: ConfigStats, entry: metrics.Mode,
                  fails: Fails, accel_tcg: bool
                  ) -> tuple[str, str]:
     """One bullet on the main configuration of a mode and arch, and the
@@ -224,7 +225,7 @@ def untested_reason(c: stats.Comparison) -> str:
     return c.note or "not measured"
 
 
-def tally(analysis: list[stats.ConfigStats], workload: str) -> str:
+def tally(analysis: list[ConfigStats], workload: str) -> str:
     """How every comparison of the workload came out."""
     counts = {BASE: 0, NEW: 0, "same": 0, "untested": 0}
     for cs in analysis:
@@ -259,11 +260,11 @@ def headline(results: list[str]) -> str:
 
 
 def workload_verdict(workload: str, records: list[dict],
-                     analysis: list[stats.ConfigStats], accel_tcg: bool
+                     analysis: list[ConfigStats], accel_tcg: bool
                      ) -> list[str]:
     out = [f"### {workload}", ""]
     recs = [r for r in records if r.get("workload") == workload]
-    measured = [r for r in recs if not stats.is_failed(r)]
+    measured = [r for r in recs if not is_failed(r)]
     if not recs:
         return out + ["Not measured.", ""]
     if not measured:
@@ -274,7 +275,7 @@ def workload_verdict(workload: str, records: list[dict],
     if missing:
         return out + [f"No comparison: {', '.join(missing)} not measured "
                       f"(see Failures).", ""]
-    fails = failed_counts([r for r in recs if stats.is_failed(r)])
+    fails = failed_counts([r for r in recs if is_failed(r)])
     lines, results = [], []
     for mode in metrics.modes(workload):
         for arch in sorted({c.key.arch for c in analysis}):
@@ -293,7 +294,7 @@ def workload_verdict(workload: str, records: list[dict],
     return out
 
 
-def verdicts(records: list[dict], analysis: list[stats.ConfigStats],
+def verdicts(records: list[dict], analysis: list[ConfigStats],
              accel_tcg: bool) -> list[str]:
     out = ["## Verdicts", ""]
     for workload in workloads.WORKLOADS:

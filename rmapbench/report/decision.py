@@ -18,6 +18,7 @@ width columns, for a mailing-list post (harness.py report --text).
 from dataclasses import dataclass
 
 from .. import metrics, registry, stats, workloads
+from ..analysis import ConfigStats
 from ..record import headline, swapped_out, variant_lanes
 from ..registry import BASE, NEW
 from ..tables import fmt_ratio, ratio_cell, table
@@ -53,7 +54,7 @@ class Headline:
     beside: str = ""
 
 
-def swapped(cs: stats.ConfigStats, lanes: tuple[str, ...] = STACKS
+def swapped(cs: ConfigStats, lanes: tuple[str, ...] = STACKS
             ) -> bool | None:
     """Whether some boot of the configuration's lanes (the headline's
     stacks) swapped a page out; None when its records count none."""
@@ -74,7 +75,7 @@ def within_parity(r: stats.Ratio) -> bool:
 
 
 def headline_of(regime: str, workload: str, entry: metrics.Mode,
-                cs: stats.ConfigStats, lane: str = NEW) -> Headline:
+                cs: ConfigStats, lane: str = NEW) -> Headline:
     """The comparison of lane (NEW: the headline) against BASE; a
     variant that wins is named by its lane."""
     m = entry.metrics[0]
@@ -101,10 +102,10 @@ def headline_of(regime: str, workload: str, entry: metrics.Mode,
                     swapped(cs, (BASE, lane)), cs.key.vcpus, lane, beside)
 
 
-Main = tuple[str, metrics.Mode, stats.ConfigStats]
+Main = tuple[str, metrics.Mode, ConfigStats]
 
 
-def main_configs(analysis: list[stats.ConfigStats]) -> list[Main]:
+def main_configs(analysis: list[ConfigStats]) -> list[Main]:
     """(workload, mode, its main configuration on an arch) of every
     regime-naming mode, in the catalogue's order."""
     arches = sorted({c.key.arch for c in analysis})
@@ -117,13 +118,13 @@ def main_configs(analysis: list[stats.ConfigStats]) -> list[Main]:
     return out
 
 
-def headlines(analysis: list[stats.ConfigStats]) -> list[Headline]:
+def headlines(analysis: list[ConfigStats]) -> list[Headline]:
     """Every regime-naming mode's headline, in the catalogue's order."""
     return [headline_of(e.regime, w, e, cs)
             for w, e, cs in main_configs(analysis)]
 
 
-def variant_headlines(analysis: list[stats.ConfigStats],
+def variant_headlines(analysis: list[ConfigStats],
                       records: list[dict]) -> list[Headline]:
     """The stack variants' rows at the headlines' configurations (a
     variant whose boots there all failed: a row with no test)."""
@@ -230,7 +231,7 @@ class Point:
     text: str
 
 
-def crossover_points(analysis: list[stats.ConfigStats]) -> list[Point]:
+def crossover_points(analysis: list[ConfigStats]) -> list[Point]:
     out = []
     for w in workloads.WORKLOADS.values():
         for x in w.crossovers:
@@ -246,7 +247,7 @@ def crossover_points(analysis: list[stats.ConfigStats]) -> list[Point]:
     return out
 
 
-def lanes(mine: list[stats.ConfigStats]) -> list[str]:
+def lanes(mine: list[ConfigStats]) -> list[str]:
     """NEW, then every variant lane of the configurations."""
     return [NEW] + sorted({v for c in mine for v in c.variants})
 
@@ -266,7 +267,7 @@ def behind(c: stats.Comparison, m: metrics.Metric, pct: float) -> bool:
 
 
 def crossing(x: workloads.Crossover, workload: str,
-             mine: list[stats.ConfigStats], lane: str = NEW) -> str:
+             mine: list[ConfigStats], lane: str = NEW) -> str:
     """Where lane (NEW, or a variant) first falls behind BASE in the
     sweep, in words."""
     tested = [(c.key.param(x.param), c.versus(lane)[x.metric])
@@ -305,7 +306,7 @@ def by_regime(rows: list[Headline]) -> list[tuple[str, list[Headline]]]:
             for key, title in workloads.REGIMES]
 
 
-def decision(records: list[dict], analysis: list[stats.ConfigStats],
+def decision(records: list[dict], analysis: list[ConfigStats],
              searched: list[str] = ()) -> list[str]:
     """The report's decision section (Markdown); searched: the answers
     of memory-size searches in the run (sizing.lines)."""
@@ -354,7 +355,7 @@ def plain(text: str) -> str:
 
 
 def text_summary(title: str, records: list[dict],
-                 analysis: list[stats.ConfigStats], failed: list[dict],
+                 analysis: list[ConfigStats], failed: list[dict],
                  searched: list[str] = ()) -> str:
     """The decision and the summary table with no Markdown: a plain-text
     post in the manner of mmtests' compare output."""

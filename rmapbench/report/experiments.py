@@ -6,8 +6,10 @@ the experiment's figures."""
 import os
 from pathlib import Path
 
-from .. import figures, metrics, plots, stats, workloads
-from ..record import Config, headline, is_variant, lane, swapped_out
+from .. import figures, metrics, plots, workloads
+from ..analysis import ConfigStats
+from ..record import (Config, headline, is_failed, is_variant, lane,
+                      swapped_out)
 from ..registry import BASE, NEW
 from ..tables import cell, mark_cell, params_text, ratio_cell, table
 from . import facts, measured
@@ -21,7 +23,7 @@ def experiment_names(records: list[dict], metadata: dict) -> list[str]:
     return names + extra
 
 
-def config_rows(cs: stats.ConfigStats, fails: Fails
+def config_rows(cs: ConfigStats, fails: Fails
                 ) -> list[list[str]]:
     rows = []
     first = True
@@ -40,7 +42,7 @@ def config_rows(cs: stats.ConfigStats, fails: Fails
     return rows
 
 
-def failed_only_rows(experiment: str, analysis: list[stats.ConfigStats],
+def failed_only_rows(experiment: str, analysis: list[ConfigStats],
                      failed: list[dict]) -> list[list[str]]:
     """Configurations of which every boot of both stacks failed."""
     seen = {c.key.config() for c in analysis}
@@ -64,7 +66,7 @@ def variant_header(variant: str) -> list[str]:
             f"variant/{BASE} [95% CI]", "mark", f"{NEW}/{BASE} (headline)"]
 
 
-def variant_rows(cs: stats.ConfigStats, variant: str, fails: Fails
+def variant_rows(cs: ConfigStats, variant: str, fails: Fails
                  ) -> list[list[str]]:
     """The lane variant against BASE at one configuration, metric by
     metric, the headline's ratio beside each; a lane whose every boot
@@ -89,7 +91,7 @@ def variant_rows(cs: stats.ConfigStats, variant: str, fails: Fails
 
 
 def variant_tables(exp: str, records: list[dict],
-                   mine: list[stats.ConfigStats], fails: Fails
+                   mine: list[ConfigStats], fails: Fails
                    ) -> list[str]:
     """A table per stack variant of experiment exp (context: the
     verdicts and the summary count the headline only)."""
@@ -108,7 +110,7 @@ def figure_setting(records: list[dict], exps: tuple[str, ...]) -> str:
     """How a figure's boots ran, from their records (its experiments'
     variants, 'fork-rate-smp' of 'fork-rate', included, as the figure
     draws them): accel and clock, vCPUs, and whether they swapped."""
-    mine = [r for r in records if not stats.is_failed(r)
+    mine = [r for r in records if not is_failed(r)
             and any(figures.of_experiment(r, e) for e in exps)]
     if not mine:
         return ""
@@ -145,9 +147,9 @@ def plot_links(run_dir: Path, experiment: str, plot_files: list[Path],
 
 
 def experiments(run_dir: Path, records: list[dict], metadata: dict,
-                analysis: list[stats.ConfigStats], plot_files: list[Path]
+                analysis: list[ConfigStats], plot_files: list[Path]
                 ) -> list[str]:
-    failed = [r for r in records if stats.is_failed(r)]
+    failed = [r for r in records if is_failed(r)]
     fails = failed_counts(failed)
     out = ["## Experiments", ""]
     shown: set[Path] = set()

@@ -5,7 +5,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from .. import stats
+from ..record import config_key, is_failed
 from ..registry import BASE, NEW
 from ..tables import table
 
@@ -30,7 +30,7 @@ def stack_schemes(records: list[dict]) -> dict[str, set[str]]:
     """stack -> schemes its measured (not failed) records report."""
     out: dict[str, set[str]] = {}
     for rec in records:
-        if not stats.is_failed(rec):
+        if not is_failed(rec):
             out.setdefault(str(rec.get("stack")), set()).add(
                 str(rec.get("scheme")))
     return out
@@ -50,8 +50,8 @@ def single_repetition(records: list[dict]) -> bool:
     """No configuration of any stack has two measured repetitions."""
     seen: dict[tuple, set] = {}
     for rec in records:
-        if not stats.is_failed(rec):
-            key = (stats.config_key(rec), rec.get("stack"))
+        if not is_failed(rec):
+            key = (config_key(rec), rec.get("stack"))
             seen.setdefault(key, set()).add(rec.get("rep"))
     return bool(seen) and all(len(reps) < 2 for reps in seen.values())
 
@@ -138,7 +138,7 @@ def environment(metadata: dict, records: list[dict]) -> list[str]:
     if accels:
         rows.append(["accel of the boots", ", ".join(accels)])
     rows.append(["records", f"{len(records)} "
-                 f"({sum(stats.is_failed(r) for r in records)} failed)"])
+                 f"({sum(is_failed(r) for r in records)} failed)"])
     return ["## Environment", ""] + table(["what", "value"], rows) + [""]
 
 

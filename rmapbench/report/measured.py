@@ -8,7 +8,8 @@ from dataclasses import replace
 from pathlib import Path
 
 from .. import metrics, phases, registry, repetitions, stats, store
-from ..record import Config, is_variant, lane
+from ..analysis import ConfigStats
+from ..record import Config, ConfigKey, is_variant, lane
 from ..registry import HOST
 from ..tables import fmt_ratio, ratio_cell, table
 from . import decision
@@ -39,7 +40,7 @@ def boots_text(points: list[dict]) -> str:
     parts = []
     for (boots, why), pts in sorted(groups.items(), key=str):
         where = f"{len(pts)} configurations" if len(pts) > 1 else \
-            stats.ConfigKey(**Config.of(pts[0]).__dict__).label(
+            ConfigKey(**Config.of(pts[0]).__dict__).label(
                 skip=("seed",))
         parts.append(f"{boots} boot(s) per stack at {where} ({why})")
     return "; ".join(parts)
@@ -92,8 +93,8 @@ def how_measured(experiment: str, metadata: dict,
     return [" ".join(out), ""] if out else []
 
 
-def pairs(analysis: list[stats.ConfigStats]
-          ) -> list[tuple[stats.ConfigStats, stats.ConfigStats]]:
+def pairs(analysis: list[ConfigStats]
+          ) -> list[tuple[ConfigStats, ConfigStats]]:
     """(icount, host) statistics of every configuration on both."""
     by_key = {cs.key: cs for cs in analysis}
     out = []
@@ -114,7 +115,7 @@ def agree(a: stats.Ratio, b: stats.Ratio) -> str:
     return "intervals overlap" if overlap else "intervals apart"
 
 
-def clocks_compared(analysis: list[stats.ConfigStats]) -> list[str]:
+def clocks_compared(analysis: list[ConfigStats]) -> list[str]:
     """Ratios of the configurations measured on two clocks."""
     rows = []
     for other, host in pairs(analysis):
@@ -138,14 +139,14 @@ def clocks_compared(analysis: list[stats.ConfigStats]) -> list[str]:
         rows) + [""]
 
 
-Timed = list[tuple[float, stats.ConfigStats, str]]
+Timed = list[tuple[float, ConfigStats, str]]
 
 
-def timed_ratios(analysis: list[stats.ConfigStats]) -> dict[str, Timed]:
+def timed_ratios(analysis: list[ConfigStats]) -> dict[str, Timed]:
     """clock -> (half width, configuration, metric) of every timed
     metric a mode compares (not the informational ones), of
     per-generation records the last generation only."""
-    last: dict[stats.ConfigKey, int] = {}
+    last: dict[ConfigKey, int] = {}
     for cs in analysis:
         if cs.key.generation is not None:
             k = replace(cs.key, generation=None)
@@ -166,7 +167,7 @@ def timed_ratios(analysis: list[stats.ConfigStats]) -> dict[str, Timed]:
     return out
 
 
-def interval_widths(analysis: list[stats.ConfigStats]) -> list[str]:
+def interval_widths(analysis: list[ConfigStats]) -> list[str]:
     """Per clock, apart for configurations that swapped (a reclaim's
     course varies where a CPU-bound path does not): how many timed
     ratios lie within the repetitions' target and the widest of them."""

@@ -22,25 +22,7 @@ def discover() -> dict[str, Workload]:
                                                             w.name))}
 
 
-_found: dict[str, Workload] | None = None
-
-
-def _registry() -> dict[str, Workload]:
-    """The workloads, discovered at first use: the modules import the
-    harness's own modules (figures, stats, tables), which may themselves
-    be importing this package just then."""
-    global _found
-    if _found is None:
-        _found = discover()
-    return _found
-
-
-def __getattr__(name: str) -> dict[str, Workload]:
-    """workloads.WORKLOADS, the registry (PEP 562: computed lazily)."""
-    if name == "WORKLOADS":
-        return _registry()
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
+WORKLOADS = discover()
 
 __all__ = ["REGIMES", "Crossover", "Experiment", "Figure", "Metric", "Mode",
            "SizeSearch", "Workload",
@@ -50,29 +32,29 @@ __all__ = ["REGIMES", "Crossover", "Experiment", "Figure", "Metric", "Mode",
 
 def workload(name: str) -> Workload:
     """The workload called name, or a UserError naming the known ones."""
-    if name not in _registry():
+    if name not in WORKLOADS:
         raise UserError(f"unknown workload '{name}': choose one of "
-                        f"{', '.join(_registry())}")
-    return _registry()[name]
+                        f"{', '.join(WORKLOADS)}")
+    return WORKLOADS[name]
 
 
 def mode(workload_name: str, mode_name: str) -> Mode | None:
-    w = _registry().get(workload_name)
+    w = WORKLOADS.get(workload_name)
     return w.mode(mode_name) if w else None
 
 
 def experiments() -> tuple[Experiment, ...]:
     """The default comparison, in order."""
-    return tuple(e for w in _registry().values() for e in w.experiments)
+    return tuple(e for w in WORKLOADS.values() for e in w.experiments)
 
 
 def searches() -> tuple[SizeSearch, ...]:
     """The comparison's memory-size searches, in order."""
-    return tuple(s for w in _registry().values() for s in w.searches)
+    return tuple(s for w in WORKLOADS.values() for s in w.searches)
 
 
 def figures() -> tuple[Figure, ...]:
-    return tuple(f for w in _registry().values() for f in w.figures)
+    return tuple(f for w in WORKLOADS.values() for f in w.figures)
 
 
 def own_clock(name: str) -> str:
@@ -84,7 +66,7 @@ def own_clock(name: str) -> str:
 
 def experiment_text(name: str) -> str | None:
     """The report's one line about an experiment (older names too)."""
-    for w in _registry().values():
+    for w in WORKLOADS.values():
         for e in w.experiments:
             if e.name == name:
                 return e.text

@@ -34,6 +34,11 @@ class Metric:
     deterministic: bool  # an exact count: equal reps carry no spread
     timed: bool = False
 
+    @property
+    def lower_better(self) -> bool | None:
+        """Whether less is better; None: neither scheme wins on it."""
+        return {LOWER: True, HIGHER: False}.get(self.direction)
+
 
 # Names of times and rates (units are in the names: README)
 TIMED_SUFFIXES = ("_ns", "_per_s")

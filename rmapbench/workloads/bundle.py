@@ -18,7 +18,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 from .. import figures as fg
-from .. import registry, stats
+from .. import registry
+from ..record import is_failed
 from ..registry import FORK_ORDER, ICOUNT, variants_of
 from .base import (NEUTRAL, Crossover, Experiment, Figure, Mode,
                    Workload, metric)
@@ -119,7 +120,7 @@ CONTEND = "bundle-contend"
 
 def plot_contend(records: list[dict], out_dir: Path) -> list[Path]:
     recs = [r for r in fg.select(records, CONTEND, "bundle")
-            if not stats.is_failed(r)]
+            if not is_failed(r)]
     if not recs:
         return fg.skipped("bundle-contend", f"no records of {CONTEND}")
     plt = fg._pyplot()
@@ -167,7 +168,7 @@ def bundle_records(records: list[dict]) -> list[dict]:
     and of 'harness.py run' sweeps alike."""
     return [r for r in records if r.get("workload") == "bundle"
             and r.get("experiment") != CONTEND
-            and not stats.is_failed(r)
+            and not is_failed(r)
             and r.get("record", "summary") == "summary"]
 
 

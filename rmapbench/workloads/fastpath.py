@@ -9,8 +9,10 @@ difference here is the cost of the scheme's own bookkeeping.
 from pathlib import Path
 
 from .. import figures as fg
-from .. import registry, stats
+from .. import registry
+from ..record import ConfigKey, Grouped, group, metric_values
 from ..registry import BASE, HOST, ICOUNT, NEW
+from ..stats import ratio_of_means, summarize
 from ..tables import fmt, ratio_cell, table
 from .base import HIGHER, Experiment, Figure, Metric, Mode, Workload, metric
 
@@ -138,33 +140,43 @@ def setting(recs: list[dict]) -> str:
 MAIN = tuple(f"fastpath-{m}" for m in RATES)
 
 
-def this_run(analysis: list[stats.ConfigStats], mode: str, arch: str
-             ) -> list[str]:
+Lanes = dict[str, list[dict]]
+
+
+def main_configs(grouped: Grouped, mode: str, arch: str
+                 ) -> list[tuple[ConfigKey, Lanes]]:
+    """The summary configurations of mode's main experiment on arch."""
+    return [(k, lanes) for k, lanes in grouped.configs.items()
+            if k.experiment == f"fastpath-{mode}" and k.mode == mode
+            and k.arch == arch and k.record == "summary"]
+
+
+def this_run(grouped: Grouped, mode: str, arch: str) -> list[str]:
     """NEW, BASE and the ratio of mode's rate on arch in its main
     experiment (one vCPU, icount), at the most tasks measured; dashes
     when it was not."""
-    name, _, unit = RATES[mode]
-    mine = [c for c in analysis if c.key.mode == mode
-            and c.key.experiment == f"fastpath-{mode}"
-            and c.key.arch == arch and name in c.comparisons]
+    name, label, unit = RATES[mode]
+    mine = main_configs(grouped, mode, arch)
     if not mine:
-        return [f"{RATES[mode][1]}: not measured", "—", "—", "—"]
-    c = max(mine, key=lambda c: c.key.param("T") or 0)
-    cmp = c.comparisons[name]
-    cells = [fmt(s.mean) if s else "failed" for s in (cmp.new, cmp.base)]
-    return [f"{RATES[mode][1]} ({unit}, T={c.key.param('T')}, "
-            f"{c.key.vcpus} vCPU)", *cells, ratio_cell(cmp.ratio)]
+        return [f"{label}: not measured", "—", "—", "—"]
+    key, lanes = max(mine, key=lambda kl: kl[0].param("T") or 0)
+    base, new = (summarize(metric_values(lanes.get(s, []), name))
+                 for s in (BASE, NEW))
+    cells = [fmt(s.mean) if s else "failed" for s in (new, base)]
+    return [f"{label} ({unit}, T={key.param('T')}, {key.vcpus} vCPU)",
+            *cells, ratio_cell(ratio_of_means(base, new))]
 
 
 def paper_table(records: list[dict]) -> list[str]:
     out = ["## The 2004 fast-path table beside this run", ""]
     recs = [r for r in records if r.get("workload") == "fastpath"
             and r.get("experiment") in MAIN]
-    analysis = stats.analyse(recs)
+    grouped = group(recs)
+    arches = sorted({k.arch for k in grouped.configs
+                     if k.record == "summary"}) or ["—"]
     rows = [[f"{what} ({unit})", f"{new:g}", f"{base:g}", f"{new / base:.3f}",
-             arch, *this_run(analysis, mode, arch)]
-            for what, new, base, unit, mode in PAPER
-            for arch in sorted({c.key.arch for c in analysis}) or ["—"]]
+             arch, *this_run(grouped, mode, arch)]
+            for what, new, base, unit, mode in PAPER for arch in arches]
     out += table(["2004 (Bligh, 16-way)", NEW, BASE, f"{NEW}/{BASE}",
                   "arch", "this run", NEW, BASE, f"{NEW}/{BASE} [95% CI]"],
                  rows)

@@ -10,7 +10,8 @@ rounds (rate).  bench/rmb-fork.c.
 from pathlib import Path
 
 from .. import figures as fg
-from .. import registry, stats
+from .. import registry
+from ..record import is_failed
 from ..registry import FORK_ORDER, HOST, ICOUNT, variants_of
 from .base import HIGHER, NEUTRAL, Experiment, Figure, Mode, Workload, \
     metric
@@ -62,7 +63,7 @@ def chain_records(records: list[dict]) -> list[dict]:
     """The generation lines of every chain run, of the comparison's
     experiment and of 'harness.py run' sweeps alike."""
     return [r for r in records if r.get("workload") == "fork"
-            and r.get("mode") == "chain" and not stats.is_failed(r)
+            and r.get("mode") == "chain" and not is_failed(r)
             and r.get("record") == "generation"]
 
 

@@ -13,7 +13,8 @@ run completed; beside it the OOM kills, the pages swapped out and the
 pages reclaim kept for want of a lock, stack against stack.
 """
 
-from .. import registry, stats
+from .. import registry
+from ..record import is_failed, metric_values
 from ..registry import BASE, ICOUNT, NEW
 from ..tables import fmt, params_text, table
 from .base import HIGHER, NEUTRAL, Experiment, Mode, Workload, metric
@@ -111,22 +112,22 @@ def group_key(rec: dict) -> tuple:
 
 
 def count(recs: list[dict], name: str) -> int:
-    return sum(1 for v in stats.metric_values(recs, name) if v > 0)
+    return sum(1 for v in metric_values(recs, name) if v > 0)
 
 
 def mean_text(recs: list[dict], name: str) -> str:
-    values = stats.metric_values(recs, name)
+    values = metric_values(recs, name)
     return fmt(sum(values) / len(values)) if values else "—"
 
 
 def outcome_cells(recs: list[dict]) -> list[str]:
     """One stack's boots of a configuration: how many, how they ended,
     the OOM kills counted, reclaim's mean pages out and kept."""
-    ok = [r for r in recs if not stats.is_failed(r)]
+    ok = [r for r in recs if not is_failed(r)]
     n = len(ok)
     failed = len(recs) - n
     boots = f"{n}" + (f" (+{failed} failed)" if failed else "")
-    kills = sum(stats.metric_values(ok, "oom_kill_count"))
+    kills = sum(metric_values(ok, "oom_kill_count"))
     return [boots, f"{count(ok, 'completed_count')}/{n}",
             f"{count(ok, 'oom_killed_count')}/{n}",
             f"{count(ok, 'stalled_count')}/{n}", fmt(kills),

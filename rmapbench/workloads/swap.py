@@ -13,6 +13,7 @@ from typing import Any
 
 from .. import figures as fg
 from .. import registry, stats
+from ..record import is_failed, metric_values
 from ..record import swapped_out as pswpout
 from ..registry import BASE, FORK_ORDER, ICOUNT, NEW, variants_of
 from ..tables import cell, fmt, params_text, table
@@ -32,7 +33,7 @@ def fio_ceiling(records: list[dict]) -> dict[str, float]:
     """arch -> fio's 4k write throughput in pages/s (mean of its runs)."""
     out = {}
     recs = [r for r in records if r.get("workload") == "fio"
-            and not stats.is_failed(r)]
+            and not is_failed(r)]
     for arch in fg.arches(recs):
         s = fg.summary_of([r for r in recs if r.get("arch") == arch],
                           fg.metric("write_bw_kb_per_s", 1 / PAGE_KB))
@@ -168,7 +169,7 @@ def no_swap_from(sizes: dict[int, list[dict]], stack: str) -> int | None:
     swapped out a page (pswpout_pages == 0)."""
     for mem in sorted(sizes):
         vals = [pswpout(r) for r in sizes[mem] if r.get("stack") == stack
-                and not stats.is_failed(r)]
+                and not is_failed(r)]
         vals = [v for v in vals if v is not None]
         if vals and all(v == 0 for v in vals):
             return mem
@@ -177,9 +178,9 @@ def no_swap_from(sizes: dict[int, list[dict]], stack: str) -> int | None:
 
 def swap_cell(recs: list[dict], stack: str) -> list[str]:
     mine = [r for r in recs if r.get("stack") == stack]
-    ok = [r for r in mine if not stats.is_failed(r)]
+    ok = [r for r in mine if not is_failed(r)]
     nfail = len(mine) - len(ok)
-    s = stats.summarize(stats.metric_values(ok, "swapout_per_s"))
+    s = stats.summarize(metric_values(ok, "swapout_per_s"))
     swapped = [v for v in (pswpout(r) for r in ok) if v is not None]
     state = "—" if not swapped else (
         "no swap" if all(v == 0 for v in swapped) else "swaps")
@@ -217,13 +218,13 @@ def mean0(values: list[float]) -> float:
 
 def recommend(stack: str, sizes: dict[int, list[dict]]) -> str:
     measured = {mem: [r for r in recs if r.get("stack") == stack
-                      and not stats.is_failed(r)]
+                      and not is_failed(r)]
                 for mem, recs in sizes.items()}
     measured = {m: rs for m, rs in measured.items() if rs}
     if not measured:
         return f"{stack}: not measured."
     mem = no_swap_from(sizes, stack)
-    rates = {m: mean0(stats.metric_values(rs, "swapout_per_s"))
+    rates = {m: mean0(metric_values(rs, "swapout_per_s"))
              for m, rs in measured.items()}
     best = max(rates, key=lambda m: rates[m])
     rate = rates[best]

@@ -9,7 +9,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 from .. import figures as fg
-from .. import iface, registry, stats
+from .. import iface, registry
+from ..record import is_failed
 from ..registry import ICOUNT
 from .base import HIGHER, NEUTRAL, Experiment, Figure, Mode, Workload, metric
 
@@ -131,7 +132,7 @@ def generation_slope(first: dict, last: dict) -> list[float]:
 
 def plot_vma_cost(records: list[dict], out_dir: Path) -> list[Path]:
     recs = [r for e in COST_EXPERIMENTS for r in records
-            if fg.of_experiment(r, e) and not stats.is_failed(r)]
+            if fg.of_experiment(r, e) and not is_failed(r)]
     rows = []
     for arch in fg.arches(recs):
         per_vma = {**fresh_bars(records, arch), **forked_bars(records, arch)}

@@ -10,7 +10,7 @@ import json
 
 import pytest
 
-from rmapbench import check, paths, registry
+from rmapbench import check, kbuild, registry
 
 KERNELS = [(s, a) for s in registry.stack_names()
            for a in registry.arch_names()]
@@ -19,7 +19,7 @@ KERNELS = [(s, a) for s in registry.stack_names()
 @pytest.fixture(scope="module")
 def quick(tmp_path_factory):
     for stack, arch in KERNELS:
-        if not paths.kernel_image(stack, arch).exists():
+        if not kbuild.kernel_image(stack, arch).exists():
             pytest.fail(f"{stack} {arch} kernel not built: run "
                         "'harness.py build' (make test does)")
     out = tmp_path_factory.mktemp("check")

@@ -11,14 +11,14 @@ from pathlib import Path
 
 import pytest
 
-from rmapbench import paths, registry
+from rmapbench import kbuild, paths, registry
 
 REPO = Path(__file__).resolve().parents[2]
 
 
 def require_kernels():
     for stack in registry.stack_names():
-        if not paths.kernel_image(stack, "x86_64").exists():
+        if not kbuild.kernel_image(stack, "x86_64").exists():
             pytest.fail(f"{stack} x86_64 kernel not built: run "
                         "'harness.py build'")
 

@@ -14,7 +14,7 @@ KERNELS = [(s, a) for s in registry.stack_names()
 
 
 def require_kernel(stack, arch):
-    if not paths.kernel_image(stack, arch).exists():
+    if not kbuild.kernel_image(stack, arch).exists():
         pytest.fail(f"{stack} {arch} kernel not built: run "
                     "'harness.py build' (make test does)")
 

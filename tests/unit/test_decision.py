@@ -9,6 +9,7 @@ import pytest
 
 import fabricate
 from rmapbench import report, stats, workloads
+from rmapbench.analysis import analyse
 from rmapbench.report import decision
 
 RUN = fabricate.RUN_ID
@@ -22,7 +23,7 @@ def records():
 
 @pytest.fixture(scope="module")
 def analysis(records):
-    return stats.analyse(records)
+    return analyse(records)
 
 
 def test_every_regime_has_a_mode_or_says_not_measured(records, analysis):
@@ -38,7 +39,7 @@ def test_every_regime_has_a_mode_or_says_not_measured(records, analysis):
     # a run without it says so, and does not drop the regime
     rest = [r for r in records
             if r["workload"] not in ("fastpath", "stressng")]
-    text = "\n".join(decision.decision(rest, stats.analyse(rest)))
+    text = "\n".join(decision.decision(rest, analyse(rest)))
     fast = text.split("### fast path, no memory pressure\n")[1]
     assert fast.lstrip().startswith("Outcome: not measured in this run")
 

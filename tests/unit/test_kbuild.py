@@ -177,7 +177,7 @@ def test_an_unchanged_kernel_is_not_rebuilt(monkeypatch, tmp_path):
     tree = paths.tree_dir("anonmm")
     tree.mkdir(parents=True)
     (tree / kbuild.STAMP).write_text("series-digest\n")
-    image = paths.kernel_image("anonmm", "x86_64")
+    image = kbuild.kernel_image("anonmm", "x86_64")
     image.parent.mkdir(parents=True)
     image.write_text("bzImage")
     monkeypatch.setattr(kbuild, "prepare_tree", lambda stack: tree)

@@ -11,7 +11,7 @@ from pathlib import Path
 import fabricate
 import pytest
 
-from rmapbench import cli, paths, plots, preflight, report, runner, stats
+from rmapbench import analysis, cli, paths, plots, preflight, report, runner
 from rmapbench import store
 from rmapbench.errors import UserError
 
@@ -140,9 +140,9 @@ def test_a_step_after_the_boots_fails_in_two_lines(tmp_path, monkeypatch,
     store.save_boot(rdir, "b0", {"key": "b0", "records": [rec]})
     monkeypatch.setattr(paths, "PLOTS", tmp_path / "plots")
     monkeypatch.setattr(runner, "run_experiments", lambda *a, **k: rdir)
-    monkeypatch.setattr(stats, "analyse", lambda *a, **k: {})
+    monkeypatch.setattr(analysis, "analyse", lambda *a, **k: {})
     monkeypatch.setattr(plots, "make_plots", lambda *a, **k: [])
-    target = {"stats": (stats, "analyse"), "plots": (plots, "make_plots"),
+    target = {"stats": (analysis, "analyse"), "plots": (plots, "make_plots"),
               "report": (report, "write_report")}[step]
     monkeypatch.setattr(*target, fail)
     args = cli.make_parser().parse_args(

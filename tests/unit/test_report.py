@@ -243,9 +243,9 @@ def test_interval_widths_count_the_timed_ratios_within_target(text):
     """Issue 14's CPU-bound goal read off the report: per clock and
     memory pressure, the timed ratios, how many are within ±3%, and the
     widest; the rows of a clock add up to all its timed ratios."""
-    from rmapbench import stats
+    from rmapbench.analysis import analyse
     from rmapbench.report import decision, measured
-    widths = measured.timed_ratios(stats.analyse(fabricate.full_run()))
+    widths = measured.timed_ratios(analyse(fabricate.full_run()))
     assert widths
     rows = section(text, "Interval widths")
     seen_pressures = set()

@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 
 import fabricate
-from rmapbench import experiments, registry, repetitions, stats, workloads
+from rmapbench import experiments, registry, repetitions, workloads
+from rmapbench.analysis import analyse
 from rmapbench.report import decision
 from rmapbench.workloads import selfreclaim
 
@@ -153,9 +154,9 @@ def test_the_decision_stands_at_contend_1_beside_the_other_rows():
     rest = [r for r in fabricate.full_run(reps=2)
             if r["workload"] != "selfreclaim"]
     before = {(h.what, h.arch): h
-              for h in decision.headlines(stats.analyse(rest))}
+              for h in decision.headlines(analyse(rest))}
     rows = {(h.what, h.arch): h
-            for h in decision.headlines(stats.analyse(rest + recs))}
+            for h in decision.headlines(analyse(rest + recs))}
     threads = rows[("selfreclaim/threads", "x86_64")]
     assert threads.regime == "reclaim" and "contend=1" in threads.config
     assert threads.outcome == "anon_vma" and threads.sure == "exact"

@@ -6,6 +6,8 @@ import pytest
 
 import fabricate
 from rmapbench import metrics, stats
+from rmapbench.analysis import analyse
+from rmapbench.record import config_key, group, metric_values
 
 
 def approx(x, rel=1e-6, abs=1e-9):
@@ -106,18 +108,19 @@ def test_unbounded_ratio_interval_is_none():
 def test_clearly_different_samples_are_marked():
     c = stats.compare("fork_median_ns",
                       stats.summarize([100.0, 101, 99, 100, 102]),
-                      stats.summarize([150.0, 149, 151, 150, 148]))
+                      stats.summarize([150.0, 149, 151, 150, 148]),
+                      ("anon_vma", "anonmm"))
     assert c.mark == "*" and c.p_value < 0.001 and c.t_stat > 0
-    assert c.winner(metrics.LOWER) == "anon_vma"
-    assert c.winner(metrics.HIGHER) == "anonmm"
-    assert c.winner(metrics.NEUTRAL) is None
+    assert c.winner(True) == "anon_vma"
+    assert c.winner(False) == "anonmm"
+    assert c.winner(None) is None
 
 
 def test_overlapping_and_identical_samples_are_not_marked():
     c = stats.compare("m", stats.summarize([10.0, 11, 9]),
                       stats.summarize([10.2, 10.8, 9.1]))
     assert c.mark == "" and c.p_value > 0.05
-    assert c.winner(metrics.LOWER) is None
+    assert c.winner(True) is None
     same = stats.compare("m", stats.summarize([5.0, 5, 5]),
                          stats.summarize([5.0, 5, 5]))
     assert same.mark == "" and same.ratio.value == 1 and same.note == "equal"
@@ -128,7 +131,7 @@ def test_deterministic_counts_exact_or_unmarked():
     diff = stats.compare("slab_total_per_vma_bytes",
                          stats.summarize([184.0] * 3, **det),
                          stats.summarize([160.0] * 3, **det))
-    assert diff.mark == "exact" and diff.winner(metrics.LOWER) == "anonmm"
+    assert diff.mark == "exact" and diff.winner(True) == "new"
     assert (diff.ratio.low, diff.ratio.high) == (diff.ratio.value,) * 2
     equal = stats.compare("x", stats.summarize([12.5] * 3, **det),
                           stats.summarize([12.5] * 3, **det))
@@ -142,9 +145,10 @@ def test_deterministic_counts_exact_or_unmarked():
 def test_missing_stack_and_n1_get_no_mark():
     s = stats.summarize([1.0, 2.0])
     missing = stats.compare("m", s, None)
-    assert missing.mark == "" and missing.note == "no anonmm"
-    assert missing.winner(metrics.LOWER) is None
-    assert stats.compare("m", None, s).note == "no anon_vma"
+    assert missing.mark == "" and missing.note == "no new"
+    assert missing.winner(True) is None
+    assert stats.compare("m", None, s, ("anon_vma", "anonmm")).note == \
+        "no anon_vma"
     n1 = stats.compare("m", stats.summarize([1.0]), stats.summarize([9.0]))
     assert n1.mark == "" and n1.note.startswith("n=1")
     assert n1.ratio.value == 9 and n1.ratio.low is None
@@ -152,13 +156,13 @@ def test_missing_stack_and_n1_get_no_mark():
 
 def test_group_keeps_failed_apart_and_keys_configurations():
     recs = fabricate.full_run(reps=2)
-    grouped = stats.group(recs)
+    grouped = group(recs)
     assert len(grouped.failed) == 1 + 2     # swap-mem once, fork-rate x2
     assert all(r["failed"] for r in grouped.failed)
     for key, stacks in grouped.configs.items():
         for stack, rs in stacks.items():
             assert all(not r["failed"] and r["stack"] == stack for r in rs)
-            assert {stats.config_key(r) for r in rs} == {key}
+            assert {config_key(r) for r in rs} == {key}
     gens = {k.generation for k in grouped.configs
             if k.experiment == "fork-depth" and k.record == "generation"}
     assert gens == set(range(1, 8))
@@ -169,12 +173,12 @@ def test_config_key_ignores_param_order():
                          {"V": 1, "kind": "gap"}, {})
     b = fabricate.record("e", "anon_vma", "i386", "vma", "count",
                          {"kind": "gap", "V": 1}, {}, rep=1)
-    assert stats.config_key(a) == stats.config_key(b)
-    assert stats.config_key(a).label() == "i386 512MB V=1 kind=gap"
+    assert config_key(a) == config_key(b)
+    assert config_key(a).label() == "i386 512MB V=1 kind=gap"
 
 
 def test_analyse_compares_the_catalogue_metrics():
-    analysis = stats.analyse(fabricate.full_run())
+    analysis = analyse(fabricate.full_run())
     assert not any(c.key.record == "step" for c in analysis)
     vma = next(c for c in analysis if c.key.experiment == "vma-cost"
                and c.key.arch == "x86_64" and c.key.param("kind") == "split")
@@ -194,7 +198,7 @@ def test_metric_values_skip_non_numbers_and_failed():
     recs = [{"metrics": {"x": 1}}, {"metrics": {"x": True}},
             {"metrics": {"x": "a"}}, {"metrics": {"x": float("nan")}},
             {"metrics": {}}, {"failed": True, "metrics": {"x": 5}}]
-    assert stats.metric_values(recs, "x") == [1.0]
+    assert metric_values(recs, "x") == [1.0]
 
 
 def test_catalogue_flags():

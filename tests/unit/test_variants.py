@@ -10,7 +10,8 @@ import pytest
 
 import fabricate
 from rmapbench import console, experiments, guest, qemu, registry, report
-from rmapbench import reparse, repetitions, runner, stats, store
+from rmapbench import reparse, repetitions, runner, store
+from rmapbench.analysis import analyse
 from rmapbench.errors import UserError
 from rmapbench.registry import ICOUNT
 from rmapbench.report import decision
@@ -144,7 +145,7 @@ def test_a_run_boots_the_variant_beside_one_set_of_base_boots(
     assert len(mine) == 2 and all(r["variant"] == AFTER
                                   and r["stack"] == "anonmm"
                                   and AFTER in r["boot"] for r in mine)
-    (cs,) = stats.analyse(recs)
+    (cs,) = analyse(recs)
     assert set(cs.records) == {"anon_vma", "anonmm", LANE}
     assert set(cs.variants) == {LANE}
     assert cs.variants[LANE]["forks_per_s"].base == \
@@ -191,9 +192,9 @@ def with_orders():
 
 def test_the_decision_rests_on_the_headline_only(with_orders):
     plain = fabricate.full_run()
-    assert decision.headlines(stats.analyse(with_orders)) == \
-        decision.headlines(stats.analyse(plain))
-    rows = decision.variant_headlines(stats.analyse(with_orders),
+    assert decision.headlines(analyse(with_orders)) == \
+        decision.headlines(analyse(plain))
+    rows = decision.variant_headlines(analyse(with_orders),
                                       with_orders)
     assert rows and all(h.lane == LANE for h in rows)
     pair = next(h for h in rows if h.what == "bundle/pair")
@@ -262,7 +263,7 @@ def test_run_append_is_every_stack_s_and_labels_the_configuration():
         recs.append({**runner.base_record(case, "r", "tcg"), "failed": False,
                      "record": "summary", "metrics": {"forks_per_s": 1.0}})
     assert {r["kernel_args"] for r in recs} == {AFTER}
-    (cs,) = stats.analyse(recs)
+    (cs,) = analyse(recs)
     assert set(cs.records) == set(STACKS)
     assert cs.key.label().endswith(f"[{AFTER}]")
     assert f"Kernel arguments on every stack's boots: `{AFTER}`" in \
@@ -282,7 +283,7 @@ def test_a_failed_variant_is_its_own_row_not_the_stack_s(tmp_path):
                                "shared", {"W": 64, "mb": 16}, rep=rep,
                                mem_mb=128)
         recs.append({**rec, "variant": AFTER, "boot": rec["boot"] + AFTER})
-    rows = decision.variant_headlines(stats.analyse(recs), recs)
+    rows = decision.variant_headlines(analyse(recs), recs)
     shared = next(h for h in rows if h.what == "bundle/shared")
     assert shared.outcome == "untested" and shared.lane == LANE
     text = report.write_report(tmp_path / "run", recs, fabricate.metadata(),
