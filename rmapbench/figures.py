@@ -77,10 +77,9 @@ def metric(name: str, scale: float = 1.0) -> Value:
 
 def param(name: str) -> Callable[[dict], Any]:
     """A parameter as given, else as the workload ran it (a default the
-    experiment did not set shows only in the result line: guest_params,
-    or the metrics of records from before the two were apart)."""
+    experiment did not set shows only in the result line: guest_params)."""
     def value(rec: dict) -> Any:
-        for where in ("params", "guest_params", "metrics"):
+        for where in ("params", "guest_params"):
             got = (rec.get(where) or {}).get(name)
             if got is not None:
                 return got

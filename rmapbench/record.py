@@ -14,7 +14,6 @@ base boots.
 """
 
 import math
-from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from typing import Any, TypedDict
 
@@ -57,8 +56,7 @@ class Record(TypedDict, total=False):
 @dataclass(frozen=True)
 class Config:
     """One configuration: everything but the stack (and its variant)
-    and the repetition.  Records of runs before clocks were chosen ran
-    on the host clock.  kernel_args: what every stack's boots added to
+    and the repetition.  kernel_args: what every stack's boots added to
     the harness's kernel arguments (Experiment.append)."""
     experiment: str
     arch: str
@@ -244,27 +242,17 @@ def numeric(fields: dict) -> dict:
             if isinstance(v, (int, float)) and not isinstance(v, bool)}
 
 
-def split(result: dict, param_names: Callable[[], tuple[str, ...]]
-          ) -> tuple[dict, dict]:
-    """(parameters, numeric metrics) of a result line.  The library
-    writes them apart ("params", "metrics"); a line of an older run has
-    them flat and is split with the program's parameter names."""
-    if isinstance(result.get("metrics"), dict):
-        return dict(result.get("params") or {}), numeric(result["metrics"])
-    names = set(param_names()) - {"mode"}
-    params = {k: v for k, v in result.items() if k in names}
-    rest = {k: v for k, v in result.items()
-            if k not in names and k not in LINE_IDENTITY}
-    return params, numeric(rest)
+def split(result: dict) -> tuple[dict, dict]:
+    """(parameters, numeric metrics) of a result line, which the library
+    writes apart ("params", "metrics"); a KeyError without metrics."""
+    return dict(result.get("params") or {}), numeric(result["metrics"])
 
 
 def flat(result: dict) -> dict:
     """A result line's identity, parameters and metrics in one dict (for
     judges that look fields up by name)."""
-    if not isinstance(result.get("metrics"), dict):
-        return result
     return {**{k: result[k] for k in LINE_IDENTITY if k in result},
-            **(result.get("params") or {}), **result["metrics"]}
+            **(result.get("params") or {}), **(result.get("metrics") or {})}
 
 
 def measured(base: dict, result: dict, guest_params: dict,

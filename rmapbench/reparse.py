@@ -35,29 +35,28 @@ def case_of(boot: dict) -> Case:
     return case
 
 
-def boot_result(boot: dict, log: Path) -> qemu.BootResult:
-    """What QEMU did, as stored (runs before the executor kept timed_out
-    and qemu_rc: told by the failure text)."""
-    failure = boot.get("failure") or ""
-    timed_out = boot.get("timed_out", failure.startswith("timed out"))
-    return qemu.BootResult(log, float(boot.get("seconds") or 0), timed_out,
-                           boot.get("qemu_rc", None if timed_out else 0),
-                           list(boot.get("command") or []))
+def boot_result(qemu_side: dict, log: Path) -> qemu.BootResult:
+    """What QEMU did, as the executor stored it."""
+    return qemu.BootResult(log, float(qemu_side["seconds"]),
+                           qemu_side["timed_out"], qemu_side["qemu_rc"],
+                           list(qemu_side["command"]))
 
 
-def reparse_boot(rdir: Path, boot: dict) -> dict:
+def reparse_boot(rdir: Path, boot: dict, qemu_side: dict) -> dict:
+    """boot's records from its console; qemu_side: the stored boot that
+    ran QEMU for it (itself, or the one it shared)."""
     case = case_of(boot)
     first = boot["records"][0]
     log = store.log_file(rdir, boot["key"])
     if not log.exists():
         raise UserError(f"{log} is missing: the records of boot "
                         f"{boot['key']} cannot be rebuilt")
-    result = boot_result(boot, log)
+    result = boot_result(qemu_side, log)
     con = console.parse(log.read_text(errors="replace"))
     run = guest.GuestRun(case.stack, case.arch, result, con,
                          guest.verdict(result, con))
-    records, failure = runner.case_records(
-        case, run, first.get("run_id", rdir.name), first.get("accel", "tcg"))
+    records, failure = runner.case_records(case, run, first["run_id"],
+                                           first["accel"])
     return {**boot, "records": records, "failure": failure}
 
 
@@ -69,9 +68,11 @@ def reparse(rdir: Path) -> tuple[int, int]:
     old = rdir / "records.jsonl"
     if old.exists():
         shutil.copy2(old, rdir / "records.jsonl.before-reparse")
+    by_key = {b["key"]: b for b in boots}
     count = 0
     for boot in boots:
-        new = reparse_boot(rdir, boot)
+        new = reparse_boot(rdir, boot,
+                           by_key[boot.get("shared_with", boot["key"])])
         store.save_boot(rdir, boot["key"], new)
         count += len(new["records"])
     store.write_records(rdir)

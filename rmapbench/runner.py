@@ -15,7 +15,7 @@ from pathlib import Path
 from . import console as consolemod
 from . import plan as guestplan
 from . import environment, executor, experiments, extras, guest, kbuild
-from . import paths, programs, qemu, record, registry, repetitions, store
+from . import paths, qemu, record, registry, repetitions, store
 from . import workloads
 from .errors import UserError
 from .experiments import SWAP_MB, Case, Point
@@ -63,11 +63,9 @@ def failed_record(base: dict, run: guest.GuestRun) -> dict:
 
 def result_records(base: dict, con: consolemod.Console) -> list[dict]:
     """A record per RMB-RESULT line (the default of a workload)."""
-    program = str(workloads.workload(base["workload"]).program)
     out = []
     for result in (r for step in con.steps for r in step.results):
-        params, metrics = record.split(
-            result, lambda: programs.names(program))
+        params, metrics = record.split(result)
         out.append(record.measured(base, result, params, metrics))
     return out
 

@@ -2,25 +2,21 @@
 and QMP socket), named after the process that made them.
 
 A run that ends, or is interrupted, removes its own; one killed outright
-(SIGKILL, the OOM killer, a lost machine) cannot, and each left 3 to 14
-MB behind.  The next run's executor removes the scratch directories of
-processes that no longer exist, and those of the older unnamed form once
-they are a day old.
+(SIGKILL, the OOM killer, a lost machine) cannot, and leaves its
+initrd and swap disk behind.  The next run's executor removes the
+scratch directories of processes that no longer exist.
 """
 
 import os
 import re
 import shutil
 import tempfile
-import time
 from pathlib import Path
 
 from . import paths
 
 KINDS = ("boot", "initrd")
 NAMED = re.compile(r"rmapbench-(?:boot|initrd)-(\d+)-")
-UNNAMED = re.compile(r"rmapbench-(?:boot|initrd)-[a-z0-9_]{8}$")
-UNNAMED_AGE_S = 24 * 3600
 
 
 def directory(kind: str) -> tempfile.TemporaryDirectory:
@@ -42,14 +38,10 @@ def alive(pid: int) -> bool:
     return True
 
 
-def stale(path: Path, now: float) -> bool:
+def stale(path: Path) -> bool:
     """A scratch directory no live run owns."""
     named = NAMED.match(path.name)
-    if named:
-        return not alive(int(named[1]))
-    if UNNAMED.match(path.name):
-        return now - path.stat().st_mtime > UNNAMED_AGE_S
-    return False
+    return bool(named) and not alive(int(named[1]))
 
 
 def sweep(root: Path | None = None) -> list[Path]:
@@ -58,9 +50,8 @@ def sweep(root: Path | None = None) -> list[Path]:
     root = root or paths.cache_dir()
     if not root.is_dir():
         return []
-    now = time.time()
     gone = [p for p in root.glob("rmapbench-*")
-            if p.is_dir() and stale(p, now)]
+            if p.is_dir() and stale(p)]
     for p in gone:
         shutil.rmtree(p, ignore_errors=True)
     return gone

@@ -65,11 +65,5 @@ def own_clock(name: str) -> str:
 
 
 def experiment_text(name: str) -> str | None:
-    """The report's one line about an experiment (older names too)."""
-    for w in WORKLOADS.values():
-        for e in w.experiments:
-            if e.name == name:
-                return e.text
-        if name in w.old_texts:
-            return w.old_texts[name]
-    return None
+    """The report's one line about an experiment."""
+    return next((e.text for e in experiments() if e.name == name), None)

@@ -70,7 +70,7 @@ class Mode:
     """One mode of a workload: the record kind compared (summary, or one
     line per generation...) and its metrics, the headline first.  main:
     the experiments whose configurations stand for the mode in the
-    summary table and the verdicts (older names of them included).
+    summary table and the verdicts.
     main_params: (parameter, value) pairs the standing configuration
     has, where it has the parameter, so that a larger sweep ('compare
     --full') does not move the decision to another setting; else the
@@ -204,8 +204,6 @@ class Workload:
     records: RecordsOf | None = None
     # report sections of its own, after the verdicts
     sections: tuple[Section, ...] = ()
-    # report texts of experiment names older runs used
-    old_texts: dict = field(default_factory=dict)
     # the decision section's crossover points of its sweeps
     crossovers: tuple[Crossover, ...] = ()
     # the decision section's memory-size advice: a line per stack, []

@@ -79,8 +79,7 @@ def plot_mremap(records: list[dict], out_dir: Path) -> list[Path]:
 
 WORKLOAD = Workload(
     "mremap", "rmb-mremap",
-    # "mremap": the one experiment of all three modes in older runs
-    modes=tuple(Mode(m, move_metrics(), main=(f"mremap-{m}", "mremap"),
+    modes=tuple(Mode(m, move_metrics(), main=(f"mremap-{m}",),
                      regime="mremap")
                 for m in MREMAP_MODES),
     experiments=(
@@ -148,6 +147,4 @@ WORKLOAD = Workload(
         "falls short)", full_only=True)),
     figures=(Figure("mremap", ("mremap", "mremap-unshared", "mremap-shared",
                                "mremap-swapped"), plot_mremap),),
-    old_texts={"mremap": "moving an anon region: unshared, shared with K "
-                         "children, partly swapped"},
     order=30)

@@ -50,18 +50,14 @@ def test_the_readme_tables_are_current():
         "run 'harness.py params --readme'"
 
 
-def test_a_flat_line_of_an_older_run_splits_the_same():
+def test_a_result_line_splits_into_params_and_metrics():
     programs.table("rmb-fork")           # builds bench/ for the host
     out = subprocess.run([str(paths.BENCH / "out/x86_64/rmb-fork"),
                           "mode=rate", "N=5", "V=20"], capture_output=True,
                          text=True, check=True).stdout
     line = json.loads(out.splitlines()[0].split(" ", 1)[1])
-    params, metrics = record.split(line, lambda: ())
+    params, metrics = record.split(line)
     assert params == {"V": 20, "N": 5, "kind": "split", "seed": 1}
     assert "forks_per_s" in metrics and "N" not in metrics
-    old = {k: v for k, v in line.items() if k not in ("params", "metrics")}
-    old.update(line["params"])
-    old.update(line["metrics"])
-    assert record.split(old, lambda: programs.names("rmb-fork")) == (
-        params, metrics)
-    assert record.flat(line) == {**old, "mode": "rate"}
+    flat = {k: v for k, v in line.items() if k not in ("params", "metrics")}
+    assert record.flat(line) == {**flat, **params, **metrics}

@@ -18,7 +18,7 @@ RMB-BEGIN rmapbench
 scheme anonmm
 RMB-END rmapbench
 RMB-STEP 2/3 run rmb-vma mode=count V=100
-RMB-RESULT {"workload":"vma","mode":"count","record":"summary","scheme":"anonmm","kind":"split","vmas_count":100,"slab_total_per_vma_bytes":150.5}
+RMB-RESULT {"workload":"vma","mode":"count","record":"summary","scheme":"anonmm","params":{"kind":"split"},"metrics":{"vmas_count":100,"slab_total_per_vma_bytes":150.5}}
 RMB-STEP-END 2 rc=0 ms=300
 RMB-DONE rc=0
 """
@@ -128,6 +128,7 @@ def test_reparse_rebuilds_records_from_the_stored_console(tmp_path,
     stale = {**rec, "metrics": {"vmas_count": 1}}
     store.save_boot(rdir, CASE.key(), {"key": CASE.key(), "seconds": 3.0,
                                        "failure": None, "command": [],
+                                       "timed_out": False, "qemu_rc": 0,
                                        "records": [stale]})
     store.write_records(rdir)
     assert reparse.reparse(rdir) == (1, 1)
@@ -186,7 +187,7 @@ def console_of(plan_text: str, failing: str = "") -> str:
             v = dict(w.split("=") for w in line.split()[2:])["V"]
             out.append('RMB-RESULT {"workload":"vma","mode":"count",'
                        '"record":"summary","scheme":"anonmm",'
-                       f'"vmas_count":{v}}}')
+                       f'"params":{{}},"metrics":{{"vmas_count":{v}}}}}')
             rc = 1 if failing and failing in line else 0
         out.append(f"RMB-STEP-END {n} rc={rc} ms=5")
     out.append(f"RMB-DONE rc={int(bool(failing))}")
