@@ -490,14 +490,12 @@ static void reclaim_settled(struct result *r)
 /*
  * Without watermark boosting.  A fragmentation event while the balloon
  * grows raises the watermarks by up to 150% of the high one, and
- * kswapd then reclaims to the boosted mark: at push_pct 50, 51% to all
- * of the data went out (x86_64, 128 MB, icount, 2026-12-05), so the
- * pressure was not the same fraction from boot to boot.  With the
- * boost at 0, 55% to 76% in 72 boots (every pattern, W = 8 and 64, both
- * stacks and arches).  What is left is reclaim writing ahead of its
- * write completions while the balloon's last megabyte faults in, and
- * kswapd finishing after it stops (settle_pswpout_pages: at most 470
- * of those boots' 2,255 to 3,124 pages).
+ * kswapd then reclaims to the boosted mark, so the pressure would not
+ * be the same fraction of the data from boot to boot.  What varies
+ * with the boost at 0 is reclaim writing ahead of its write
+ * completions while the balloon's last megabyte faults in, and kswapd
+ * finishing after it stops (settle_pswpout_pages); figures in
+ * docs/measurements.md.
  * The guest is this run's alone: the setting is not restored.
  */
 static void no_watermark_boost(void)
@@ -535,13 +533,11 @@ static void pressure(struct rmb_family *f, const struct plan *p,
 		close(up[0]);
 		close(down[1]);
 		/*
-		 * At most MemAvailable plus the push: with twice the push
-		 * as the bound, a balloon that outran pswpout (a loaded
-		 * host's swap writes) locked what the family's own pages
-		 * and the kernel needed once the data was out, and the
-		 * OOM killer ended the boot (all_unreclaimable; 4 of 10
-		 * anon_vma boots of bundle-contend beside a make test,
-		 * none of 20 of both stacks with this bound, 2026-12-05).
+		 * At most MemAvailable plus the push: with a larger
+		 * bound, a balloon that outruns pswpout (a loaded host's
+		 * swap writes) locks what the family's own pages and the
+		 * kernel need once the data is out, and the OOM killer
+		 * ends the boot.
 		 */
 		balloon(up[1], down[0], avail - BALLOON_MARGIN_KB,
 			avail + push, want_pages(p));

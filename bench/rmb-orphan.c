@@ -1,10 +1,10 @@
 /*
  * rmb-orphan: an anonmm orphan made on purpose, and the walk that frees it.
  *
- * What the correctness suite's final slab count once took for a leak
- * (issue 11's "+3"): the parent's pages are pushed out to swap; a forked
- * child swaps them in first, so its first map points them at the child's
- * anonmm; the parent then maps them too; the child exits.  The pages,
+ * What a final slab count takes for a leak of the rmap's objects: the
+ * parent's pages are pushed out to swap; a forked child swaps them in
+ * first, so its first map points them at the child's anonmm; the
+ * parent then maps them too; the child exits.  The pages,
  * mapped by the parent alone now, still point at the child's dead anonmm
  * and keep it alive (anonmm's orphans: 2004's anonmm had them too) until
  * a walk of a page re-points it at the parent's (anonmm_adopt).  The

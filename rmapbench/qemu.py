@@ -20,21 +20,17 @@ from . import paths, postmortem, registry, scratch
 from .errors import UserError
 
 # random.trust_cpu=on: the CRNG seeds from RDRAND at once; without it,
-# the first getrandom() (mkswap's UUID) waits about 1 s for entropy in
-# every boot (measured: swapon 1070 ms, with it 40 ms).
-# rootfstype=ramfs: the initramfs (busybox and bench/'s programs, 3 MB)
-# is unpacked into ramfs, whose pages reclaim cannot take, not into tmpfs:
+# the first getrandom() (mkswap's UUID) waits for entropy in every boot.
+# rootfstype=ramfs: the initramfs (busybox and bench/'s programs) is
+# unpacked into ramfs, whose pages reclaim cannot take, not into tmpfs:
 # on tmpfs it is shmem on the anon LRU, older than any workload's data,
-# so every swap experiment swapped the image out first (with the 14 MB
-# image of 2026-12-04, a bundle boot pushing 8 MB of its data swapped
-# 11 MB of image and 432 to 2,988 of the data's 4,096 pages: Shmem
-# 13,840 kB before, 2,684 kB after).
+# and reclaim swaps the image out before the data.
 # no_timer_check: the IO-APIC timer test counts timer ticks during a
-# delay loop, and under TCG a host short of CPU delivers none in time.
-# The kernel then panics ("IO-APIC + timer doesn't work!"): an anonmm
-# i386 boot of make test did so beside a comparison's boots and another
-# make test (2026-12-05), at the first timer set-up, before any mm code.
-# QEMU routes the PIT to IO-APIC pin 2, where the kernel puts it first.
+# delay loop, and under TCG a host short of CPU delivers none in time;
+# the kernel then panics ("IO-APIC + timer doesn't work!") at its first
+# timer set-up.  QEMU routes the PIT to IO-APIC pin 2, where the kernel
+# puts it first.
+# Figures: docs/measurements.md (boot options).
 BASE_APPEND = ("console=ttyS0 panic=-1 slab_nomerge tsc=reliable "
                "random.trust_cpu=on loglevel=7 rdinit=/init "
                "rootfstype=ramfs no_timer_check")

@@ -149,21 +149,19 @@ CLOCKS: tuple[Clock, ...] = (
     # Instruction counting: 1 ns of guest time per instruction executed,
     # and an idle guest jumps to its next timer (sleep=off).  TCG only.
     # noapictimer: the kernel's local APIC timer calibration spins for
-    # 100 ms of guest time, which under icount costs about 2 s of host
-    # time per boot (measured); the PIT/HPET tick serves one vCPU as well.
+    # 100 ms of guest time, which under icount costs seconds of host
+    # time per boot; the PIT/HPET tick serves one vCPU as well.
     # Every port read and rdtsc ends a translation block under icount,
     # so boot code that polls a timer is slow in host time beyond its
     # instructions.  no_timer_check (every boot's, qemu.BASE_APPEND)
     # skips the IO-APIC timer test (a delay loop of rdtsc), acpi=off the
     # AML interpreter, the PCI interrupt links and the PM timer's 50 ms
     # verification against the PIT (the MP table and the PIR route the
-    # same IRQs; the TSC is calibrated against the PIT, 1000.003 MHz on
-    # both arches): a boot
-    # of an x86_64 kernel running one short step went from 1.08 s to
-    # 0.64 s (2026-12-05, four boots each, anon_vma and anonmm alike).
+    # same IRQs; the TSC is calibrated against the PIT): a boot takes
+    # little more than half the host time (docs/measurements.md).
     # Host-clock boots keep ACPI: there the HPET and PM timer keep a
-    # loaded host's guest off the jiffies clock, and acpi=off saved them
-    # under 5%.
+    # loaded host's guest off the jiffies clock, and acpi=off saves them
+    # little.
     Clock(ICOUNT, "QEMU instruction counting (-icount shift=0,sleep=off): "
           "guest time counts the instructions executed, 1 ns each, so a "
           "timing measures code path length; repeatable and independent "
@@ -297,14 +295,12 @@ def check_append(append: str) -> None:
 VARIANTS: tuple[Variant, ...] = (
     # KASAN's quarantine keeps freed objects counted for a while: the
     # slab counts say nothing about leaks there, nor rmb-orphan's
-    # objects pinned and left (left -6 on anonmm, 2026-12-05: objects
-    # freed before the test left the quarantine during it; its data and
-    # orphan checks still hold).  pci=noacpi: under TCG
-    # a KASAN kernel took over 26 s evaluating the PCI interrupt routing
-    # (_PRT) in ACPI's interpreter (a soft lockup, then the interpreter's
-    # 30 s loop timeout, no IRQ for virtio-blk, a guest waiting for its
-    # first disk read until the boot timed out; 2026-12-05, host load 4);
-    # the BIOS's PIR table routes the same IRQ at once (/init at 3.2 s)
+    # objects pinned and left (objects freed before the test leave the
+    # quarantine during it; its data and orphan checks still hold).
+    # pci=noacpi: under TCG a KASAN kernel's ACPI interpreter evaluates
+    # the PCI interrupt routing (_PRT) so slowly that it hits its loop
+    # timeout and leaves virtio-blk without an IRQ; the BIOS's PIR table
+    # routes the same IRQ at once
     Variant("kasan", skip_rows=("slabs back to idle",),
             void_metrics=("pinned_objs_count", "left_objs_count"),
             append="pci=noacpi"),

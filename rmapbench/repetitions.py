@@ -39,12 +39,11 @@ FIXED, EXACT, TIMED = "fixed", "exact", "timed"
 TARGET = 0.03
 START = {HOST: 3, ICOUNT: 2}
 # host-clock timings under TCG (swap, bundles, SMP) vary by tens of
-# percent between boots on a 2-core host: in the comparison of
-# 2026-12-04 every host-clock point ran to its cap of five without one
-# ratio reaching +-3%, the last two rounds about 8 minutes each.  Three
-# boots show the direction and an honest (wide) interval; the report
-# says the cap was reached.  The icount clock's CPU-bound timings do
-# converge (fork+exit within 0.5% between boots), so they keep rounds
+# percent between boots on a 2-core host, and more rounds do not bring
+# their ratios within +-3% (docs/measurements.md).  Three boots show the
+# direction and an honest (wide) interval; the report says the cap was
+# reached.  The icount clock's CPU-bound timings do converge, so they
+# keep rounds
 CAP = {HOST: 3, ICOUNT: 6}
 
 

@@ -38,9 +38,9 @@ SETTLE = plan.settle(SETTLE_S)
 # in both kernels; a leaked reference survives it.  It runs after swapoff:
 # with swap on, a child of init forked later (swapoff itself, settle's
 # helpers) could swap in one of init's pages first and leave it pinning
-# its anonmm again after the walk, as the +3 of issue 11 did.  With swap
-# off nothing can, and the walk still happens (reclaim checks references
-# before it looks for swap).
+# its anonmm again after the walk (an orphan the final slab count takes
+# for a leak).  With swap off nothing can, and the walk still happens
+# (reclaim checks references before it looks for swap).
 PAGEOUT_INIT = plan.run("rmb-pageout", "pid=1")
 # DEBUG_VM kernels list their live anonmm objects: owner, refcount, pages
 # pointing at each (kernels/anonmm 0013); the row's details keep it.

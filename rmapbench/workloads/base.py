@@ -111,16 +111,13 @@ class Experiment:
     and memory sizes in 'compare --full' where they differ.  packs: its
     points run one after another in one boot with the other packing
     points of the same machine (stack, arch, memory, clock, vCPUs,
-    image) and repetition (runner.py), which saves each point its own
-    boot (1.6 to 1.8 s of a TCG host's time).  Only for points whose
-    compared metrics do not depend on what the kernel did before them
-    (icount timings of CPU-bound paths, rates, counts of the workload's
-    own objects and rmap walks), never for memory counted in pages or
-    whole slabs: packed, vma-cost's LowFree per VMA of gap VMAs fell by
-    7 to 14% and fork-breadth's slab per child at N=8 by up to 6%,
-    outside their spread between fresh boots (run dev-pack1), and the
-    bundles' mean walk of pair pages at W=8 on anonmm moved by 8 to 10%
-    (run dev-bpack).  variants: stack variants it also runs
+    image) and repetition (runner.py), which saves each point a boot
+    of its own.  Only for points whose compared metrics do not depend
+    on what the kernel did before them (icount timings of CPU-bound
+    paths, rates, counts of the workload's own objects), never for
+    memory counted in pages or whole slabs nor for reclaim's walks:
+    packed, those move outside their spread between fresh boots
+    (docs/measurements.md).  variants: stack variants it also runs
     (registry.stack_variant: a boot option's other value, by its kernel
     arguments), each on its own stack's boots only and compared against
     the same base boots; the headline boots run every option's

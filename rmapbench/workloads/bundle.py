@@ -7,11 +7,10 @@ time (bench/rmb-bundle.c).  Where the schemes differ: a pair page makes
 anonmm search the bundle for the helper, anon_vma look at two vmas.
 
 The default comparison runs on the icount clock, where the mean walk
-is the instructions one rmap walk takes: three boots repeat within 0.1
-to 6% (2026-12-05), where the swap-out rate varies by 20 to 40% on
-either clock.  'compare --full'
-adds the host clock, for swap-out throughput as the host's swap device
-gives it.
+is the instructions one rmap walk takes and repeats far more closely
+between boots than the swap-out rate does on either clock
+(docs/measurements.md).  'compare --full' adds the host clock, for
+swap-out throughput as the host's swap device gives it.
 """
 
 from collections.abc import Callable
@@ -26,18 +25,15 @@ from .base import (NEUTRAL, Crossover, Experiment, Figure, Mode,
 
 PATTERNS = ("private", "pair", "shared")
 # the default comparison: small enough for TCG, wide enough for a slope,
-# on both arches (i386's 128 MB guest is all lowmem); W=8 and 64 pushed
-# 2,255 to 3,124 of the 4,096 data pages out on the two arches, 2 s a
-# boot (run dev-noboost, 2026-12-05);
-# larger sweeps through 'compare --full' or 'harness.py run --workload
+# on both arches (i386's 128 MB guest is all lowmem); larger sweeps
+# through 'compare --full' or 'harness.py run --workload
 # bundle --mode pair --param W=1,4,16,64,256,1024 --mem 512'
 COMPARE_W = [8, 64]
 COMPARE_MB = 16
 COMPARE_MEM = {"x86_64": [128], "i386": [128]}
-# 'compare --full': the prefork widths of issue 13 (a page mapped by
-# 1,022 mms or more looks DMA-pinned to reclaim, so shared stops below),
-# on i386 too, where issue 13 asked for 256 at most (its widths past
-# 256 have not run there yet)
+# 'compare --full': prefork widths up to 1,024 workers on both arches;
+# shared stops at 1,000, since reclaim takes a page that 1,022 mms or
+# more map for a DMA-pinned one
 FULL_W = {"private": [8, 64, 256, 1024], "pair": [8, 64, 256, 1024],
           "shared": [8, 64, 256, 1000]}
 FULL_MEM = {"x86_64": [512], "i386": [512]}
@@ -61,10 +57,9 @@ def bundle_metrics() -> tuple:
                NEUTRAL),
         metric("walk_slept_mean_ns", "mean time of a switched-out rmap "
                "walk (other tasks' time included)", "ns/walk", NEUTRAL),
-        # the mean walk times the walks per data page reclaimed: the
-        # walks per page follow reclaim's course too (1.4 to 2.0 in three
-        # boots of one point: pages swapped out before the measured
-        # window count in the denominator, not their walks)
+        # the mean walk times the walks per data page reclaimed, which
+        # follow reclaim's course too (pages swapped out before the
+        # measured window count in the denominator, not their walks)
         metric("walk_per_reclaimed_ns",
                "rmap walk time per data page reclaimed", "ns/page"),
         metric("visited_per_reclaimed_count",
@@ -101,11 +96,11 @@ def experiment(pattern: str) -> Experiment:
         sweep={"W": COMPARE_W}, fixed={"mb": COMPARE_MB},
         mem_mb=COMPARE_MEM, timeout_s=600.0, clocks=(ICOUNT,),
         variants=ORDERS,
-        # the walk time under reclaim spreads by up to 6% between icount
-        # boots (reclaim still waits on the host's I/O, whose completions
-        # land at no fixed instruction): private and pair ran to six without
-        # +-3% (compare-ed1d830ed1, 48 and 36 boots), while three boots
-        # already tell the schemes apart (1.1x to 26x)
+        # the walk time under reclaim spreads by a few percent between
+        # icount boots (reclaim still waits on the host's I/O, whose
+        # completions land at no fixed instruction), so more boots seldom
+        # bring it within +-3%, while three already tell the schemes
+        # apart
         max_reps=3,
         # --full: the host clock too, for swap-out throughput as the
         # host's swap device gives it ("Clocks compared" in the report)
@@ -149,7 +144,7 @@ def plot_contend(records: list[dict], out_dir: Path) -> list[Path]:
 def contend_experiment() -> Experiment:
     """SMP, with and without a thread per worker taking its mmap_lock
     for write while reclaim runs: anonmm's walks try-lock every mm,
-    anon_vma's take none (issue 13's SMP variant)."""
+    anon_vma's take none."""
     return Experiment(
         CONTEND, "bundle", "pair", ("x86_64",),
         sweep={"contend": [0, 1]}, fixed={"W": 8, "mb": COMPARE_MB},

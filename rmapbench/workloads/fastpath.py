@@ -19,8 +19,8 @@ from .base import HIGHER, Experiment, Figure, Metric, Mode, Workload, metric
 ALL = registry.arch_names()
 # tasks at once on one vCPU: the default comparison runs one (the path
 # length of each scheme's bookkeeping), 'compare --full' also two
-# taking turns (issue 14's time budget; two tasks on two vCPUs stay in
-# the default, the -smp experiments)
+# taking turns (two tasks on two vCPUs stay in the default: the -smp
+# experiments)
 TASKS = [1]
 FULL_TASKS = [1, 2]
 # what each mode calls its throughput, and its loop sizes in the
@@ -32,15 +32,13 @@ FIXED = {"fault": {"L": 8, "R_mb": 16}, "brk": {"L": 20000},
          "sdet": {"L": 20}}
 # brk also in exec'd tasks: 6.1's anon_vma does not expand a vma whose
 # anon_vma chain came from fork, so in a forked task every brk makes a
-# new vma (cheaper than anonmm's expand and split, measured 12-16%); a
+# new vma (cheaper than anonmm's expand and split); a
 # fresh mm expands and splits in both kernels (rmb-fastpath.c)
 EXEC = {"brk": {"exec": [0, 1]}}
 # the configuration that decides, in the default comparison and in
-# 'compare --full' alike: the middle of --full's sweep was brk at T=2
-# in forked tasks, where anon_vma's vma-per-brk quirk above reversed
-# the default's verdict (run compare-full-ed3e51a91d: 0.877 and 0.841
-# against 1.058 and 1.039 exec'd at T=1); the other rows stay in the
-# tables
+# 'compare --full' alike: the middle of --full's sweep would be brk at
+# T=2 in forked tasks, where anon_vma's vma-per-brk quirk above
+# reverses the verdict; the other rows stay in the tables
 MAIN_PARAMS = (("T", 1), ("exec", 1))
 TEXT = {"fault": "page_fault1: map 16 MB, write each page, unmap",
         "brk": "brk2: grow the heap a page, write it, shrink it",
@@ -109,8 +107,8 @@ def plot_fastpath(records: list[dict], out_dir: Path) -> list[Path]:
 
 # --- the 2004 table beside this run's (a report section) ------------------
 
-# Martin Bligh's 16-way runs of 2004, as issue 13 quotes them: (what,
-# anonmm, anon_vma, unit, the mode of this run that stands beside it)
+# Martin Bligh's 16-way runs of 2004: (what, anonmm, anon_vma, unit,
+# the mode of this run that stands beside it)
 PAPER = (("kernbench -j32, system time", 83.85, 83.69, "s", "fault"),
          ("SDET, 128 scripts, throughput", 124.7, 123.9, "% of baseline",
           "sdet"))

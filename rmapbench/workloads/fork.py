@@ -132,9 +132,8 @@ WORKLOAD = Workload(
             metric("fork_p90_ns", "fork() latency, 90th percentile", "ns"),
             metric("slab_total_per_child_bytes", "slab total per child",
                    "B/child", exact=True),
-            # anonmm's look at each private file vma's ptes at fork: 234
-            # ptes a fork on x86_64, 249 on i386, about 10,000
-            # instructions (run dev-testpte, 2026-12-05)
+            # anonmm looks at the ptes of each private file vma at fork,
+            # for anon pages in them: what that costs, forks alike
             metric("anon_pages_test_pte_count", "ptes looked at for anon "
                    "pages (anonmm: private file vmas at fork), all forks",
                    "ptes", NEUTRAL, exact=True)), main=("fork-breadth",),
@@ -167,12 +166,12 @@ WORKLOAD = Workload(
                    text="a chain of generations, each COWing and forking "
                         "the next"),
         # icount: its headline is exact, and its fork latency is a
-        # CPU-bound path (three host-clock boots never brought it within
-        # +-3%, 2026-12-05)
+        # CPU-bound path, which host-clock boots under TCG do not time
+        # within +-3%
         Experiment("fork-chain", "fork", "chain", ("x86_64",),
                    fixed={"D": 1000, "pages": 256, "touch": 32},
                    mem_mb={"x86_64": [128]}, clocks=(ICOUNT,),
-                   # issue 13's 10,000 generations: 38 s a boot, not 4
+                   # 10,000 generations, ten times the default's
                    full={"fixed": {"D": 10000, "pages": 256, "touch": 32}},
                    variants=ORDERS,
                    text="a chain of generations, each parent exiting once "
@@ -181,8 +180,8 @@ WORKLOAD = Workload(
                    fixed={"V": 1000, "N": 300}, clocks=(ICOUNT,),
                    packs=True,
                    # 'compare --full' on the host clock too: the report
-                   # shows how far the two clocks agree (12 boots alone,
-                   # 45 s, in the default comparison of 2026-12-05)
+                   # shows how far the two clocks agree (host-clock boots
+                   # run alone, so only --full pays for them)
                    full={"clocks": (ICOUNT, HOST)},
                    variants=ORDERS,
                    text="fork + child check + exit, rounds per second"),

@@ -83,10 +83,10 @@ WORKLOAD = Workload(
                      regime="mremap")
                 for m in MREMAP_MODES),
     experiments=(
-        # the host clock too: anon_vma moves page tables whole, anonmm
-        # also writes each page's index; instruction counts and an
-        # emulated memory system weigh that write differently, and the
-        # report shows both (issue 11's target was set on the host clock)
+        # --full adds the host clock: anon_vma moves page tables whole,
+        # anonmm also writes each page's index, and instruction counts
+        # and an emulated memory system weigh that write differently
+        # (the report shows both)
         Experiment("mremap-unshared", "mremap", "unshared", ALL,
                    fixed={"R_mb": 32, "moves": 10}, clocks=(ICOUNT,),
                    packs=True,
@@ -104,35 +104,18 @@ WORKLOAD = Workload(
                    mem_mb={"i386": [256], "x86_64": [256]},
                    clocks=(ICOUNT,),
                    text="moving an anon region partly swapped out")),
-    # issue 13's sizing case: anonmm copies every page another mm maps
-    # when it moves it (measured 2026-12-05 with the 3 MB image: no swap
-    # from 80 MB on anon_vma, 304 MB on anonmm, both arches; at most 7
-    # probes a stack and arch)
-    # A probe that fits ends in 2 to 6 s, 15 s at most with four guests
-    # on the two cores (2026-12-05).  Below anonmm's
-    # threshold reclaim cannot unmap the shared pages while the movers
-    # hold their mmap_lock, walks them again and again (53 million walks,
-    # 848 million try-lock failures, some 7,000 pages out), and the OOM
-    # killer ends the probe after 110 to 190 s: two such probes made a
-    # search take 5 minutes.  At 30 s a probe counts as falling short
-    # (at 60 s two such probes still took 2 of the search's 2.3 min).
-    # On the host clock, where the movers race reclaim near the
-    # threshold, anonmm's answer moved by one step from run to run (288
-    # or 304 MB on i386, 304 or 320 on x86_64); on the icount clock it
-    # held in four searches (2026-12-05).  Both searches start at
-    # 80 MB: a 64 MB guest sits at the program's own memory check
-    # (2 x R_mb + 16 MB of MemAvailable, 49,152 kB), which anon_vma's
-    # i386 probe passed in three searches (49,168 kB available) and
-    # failed in one (49,128 kB: 52 kB more slab at the start), and in
-    # one 'compare --full' the two searches of one run answered "no
-    # swap from 64 MB" and "completes from 80 MB, not in 64".
-    # Item 6's other question, how small a guest the same family
-    # completes in at all, only in 'compare --full': below its no-swap
-    # size anonmm's probes may thrash for minutes (x86_64 on icount,
-    # 2026-12-05: at 256 MB one completed in 149 s, 21,823 pages
-    # swapped out, 38 million walks and 606 million try-lock failures,
-    # another in 5 s; the OOM killer ended the probes of 160 to 240 MB
-    # after 80 to 254 s).
+    # The price of anonmm's moves in memory: it copies every page
+    # another mm maps when it moves it, so the family needs a larger
+    # guest on anonmm.  A probe short of memory thrashes (reclaim cannot
+    # unmap the shared pages while the movers hold their mmap_lock)
+    # until the OOM killer ends it minutes later, so at 30 s a probe
+    # counts as falling short.  The icount clock makes the answers
+    # repeat (on the host clock the movers race reclaim near the
+    # threshold).  The searches start at 80 MB: a 64 MB guest sits at
+    # the program's own memory check (2 x R_mb + 16 MB of MemAvailable).
+    # How small a guest the family completes in at all is --full's:
+    # there a probe may thrash for minutes.  Figures and commands:
+    # docs/measurements.md.
     searches=(SizeSearch(
         Experiment("size-mremap-moves", "mremap", "shared", ALL,
                    fixed=MOVES, timeout_s=30.0, clocks=(ICOUNT,)),

@@ -262,11 +262,10 @@ def family_search(name: str, family: dict, lo: int, hi: int,
 WORKLOAD = Workload(
     "swap", "rmb-swap",
     # The mean walk decides, as in the bundles: on the icount clock it is
-    # the instructions one rmap walk of reclaim takes, and it repeats
-    # within 0.1 to 7% between boots where the swap-out rate of the same
+    # the instructions one rmap walk of reclaim takes, and it repeats far
+    # more closely between boots than the swap-out rate of the same
     # boots (icount: the timer jumps of a guest waiting on its disk;
-    # host: the host's I/O and load) spreads by up to 2.8x
-    # (dev-swap-icount, 2026-12-05)
+    # host: the host's I/O and load)
     modes=(Mode("family", (
         metric("walk_mean_ns", "mean time of one rmap walk under reclaim",
                "ns/walk"),
@@ -287,11 +286,9 @@ WORKLOAD = Workload(
         metric("anon_rmap_orphan_pages", "orphan pages re-pointed", "pages",
                NEUTRAL)), main=("swap-family",), regime="reclaim"),),
     experiments=(
-        # 64 MB of data, as the default comparison's budget allows
-        # (issue 14): no swap-out from 96 MB (harness.py size, both
-        # stacks, 2026-12-05), so 64 swaps heavily, 80 lightly, 112 not
-        # at all; 'compare --full' keeps the 256 MB of the first
-        # comparisons (no swap from 304 MB)
+        # 64 MB of data, within the default comparison's time: guests
+        # of 64, 80 and 112 MB swap heavily, lightly and not at all;
+        # 'compare --full' swaps 256 MB of data in larger guests
         Experiment("swap-mem", "swap", "family", ("x86_64",),
                    fixed=FAMILY,
                    mem_mb={"x86_64": [64, 80, 112]}, timeout_s=900.0,
@@ -309,20 +306,18 @@ WORKLOAD = Workload(
                          "clocks": (ICOUNT, registry.HOST)},
                    text="a swapping family as it grows: the rmap walk "
                         "under reclaim, swap-out throughput"),
-        # issue 13's SMP swap, smaller than swap-family (11 to 17 s a
-        # boot on 2 vCPUs beside other work; 45 s at mb=128) and at most
-        # three repetitions: its intervals stay wide, its direction
-        # shows.  80 MB: with the 3 MB image, 96 MB no longer swapped
-        # at all (2026-12-05), 80 MB swapped 26,000 pages in 2 passes
+        # the family on 2 vCPUs (host clock: each boot runs alone), as
+        # small as swap-mem's and at most three repetitions: its
+        # intervals stay wide, its direction shows.  80 MB: the guest
+        # in which the family swaps lightly
         Experiment("swap-smp", "swap", "family", ("x86_64",),
                    fixed=FAMILY,
                    mem_mb={"x86_64": [80]}, vcpus=(1, 2), timeout_s=900.0,
                    max_reps=3, variants=ORDERS,
                    text="a swapping family of 4 on 1 and on 2 vCPUs")),
-    # swap-mem samples three sizes; issue 13 asks for the no-swap point
-    # to 16 MB, bisected here (the default's family: 4 probes a stack,
-    # a swapping one 10 to 20 s on icount; 'compare --full' also for
-    # the 256 MB family, which stop 18 found at 304 MB on both stacks)
+    # swap-mem samples three sizes; the searches bisect the no-swap
+    # point to 16 MB (the default's family, and in 'compare --full' the
+    # 256 MB family too)
     searches=(
         family_search("size-swap-family", FAMILY, 64, 128),
         family_search("size-swap-family-256", FULL_FAMILY, 160, 416,

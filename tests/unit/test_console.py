@@ -142,7 +142,7 @@ def test_each_step_keeps_its_output_and_lines_map_to_steps():
 
 def test_kernel_messages_stay_out_of_sections_even_mid_line():
     """The kernel writes a message whole, but into the middle of a line a
-    program is writing (seen on the serial console, CI 2026-12-04)."""
+    program is writing (as seen on the serial console)."""
     text = ("RMB-STEP 1/1 info\n"
             "RMB-BEGIN meminfo\n"
             "MemTotal:  500 kB\n"

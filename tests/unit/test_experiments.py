@@ -91,7 +91,7 @@ def test_every_declared_experiment_can_boot_on_its_clocks():
 
 
 def test_full_comparison_widens_the_sweeps_it_names():
-    """'compare --full' runs issue 13's sizes: bundles to W = 1,024,
+    """'compare --full' runs the larger sizes: bundles to W = 1,024,
     fork chains of 10,000 generations; every full override names only
     Experiment fields and every value it sets is within the program's
     parameter ranges (checked as the run would)."""
@@ -103,7 +103,7 @@ def test_full_comparison_widens_the_sweeps_it_names():
     widened = [n for n in exps if full[n] != exps[n]]
     assert widened
     # the swap experiments' 64 MB of data and fio's 64 MB writes are
-    # the default's, their 256 MB the full comparison's (issue 14)
+    # the default's, their 256 MB the full comparison's
     assert exps["swap-family"].fixed["mb"] == 64
     assert full["swap-family"].fixed["mb"] == 256
     assert full["swap-ceiling"].fixed["mb"] == 256
