@@ -22,7 +22,7 @@ from .progress import Progress
 class Job:
     key: str                 # file-name safe, unique within the run
     label: str               # what the progress line says
-    boot: guest.Boot
+    boot: qemu.Boot
 
 
 Judge = Callable[[Job, guest.GuestRun], dict]
@@ -60,7 +60,7 @@ def execute(jobs: list[Job], rdir: Path, accel: str, judge: Judge,
     return [done.get(j.key) or stored(rdir, j.key) for j in jobs]
 
 
-def weight(boot: guest.Boot) -> int:
+def weight(boot: qemu.Boot) -> int:
     """A boot's share of the work, for the ETA: the cases it runs (a
     pack's plan has one mark line per case), 1 for any other."""
     marks = sum(1 for line in boot.plan.splitlines()

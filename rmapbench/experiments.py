@@ -28,40 +28,28 @@ SWAP_MB = 1024
 
 @dataclass(frozen=True)
 class Case:
-    """One boot: an experiment point on one stack, one repetition."""
-    experiment: str
+    """One boot: a configuration (an experiment point) on one stack, one
+    repetition."""
+    config: Config
     stack: str
-    arch: str
-    mem_mb: int
-    workload: str
-    mode: str
-    params: tuple[tuple[str, object], ...]
     rep: int
     timeout_s: float
-    append: str = ""
-    clock: str = HOST
-    vcpus: int = 1
     packs: bool = False     # Experiment.packs
     variant: str = ""       # a stack variant's kernel arguments (registry)
 
     def key(self) -> str:
         """A file-name-safe, unique, stable name for this boot (the
-        host clock's and one vCPU's keys are those of runs before clocks
-        and vCPUs were chosen; a stack variant's names its arguments)."""
-        params = "-".join(f"{k}{v}" for k, v in self.params)
-        clock = "" if self.clock == HOST else f"_{self.clock}"
-        smp = "" if self.vcpus == 1 else f"_smp{self.vcpus}"
+        host clock and one vCPU name nothing; a stack variant's names
+        its arguments)."""
+        c = self.config
+        params = "-".join(f"{k}{v}" for k, v in c.params)
+        clock = "" if c.clock == HOST else f"_{c.clock}"
+        smp = "" if c.vcpus == 1 else f"_smp{c.vcpus}"
         variant = f"_{self.variant}".replace(" ", "+") if self.variant \
             else ""
-        return (f"{self.experiment}_{self.stack}_{self.arch}_m{self.mem_mb}"
+        return (f"{c.experiment}_{self.stack}_{c.arch}_m{c.mem_mb}"
                 f"_{params or 'default'}{clock}{smp}{variant}_r{self.rep}"
                 ).replace("/", "_")
-
-    @property
-    def config(self) -> Config:
-        return Config(self.experiment, self.arch, self.mem_mb,
-                      self.workload, self.mode, self.params, self.clock,
-                      self.vcpus, self.append)
 
     @property
     def lane(self) -> str:
@@ -71,15 +59,16 @@ class Case:
     def kernel_args(self) -> str:
         """What its boot adds to the harness's own kernel arguments:
         the experiment's, then its variant's."""
-        return " ".join(a for a in (self.append, self.variant) if a)
+        return " ".join(a for a in (self.config.kernel_args, self.variant)
+                        if a)
 
     def plan(self) -> str:
         """The guest plan: swap on, state before, the workload (sampled
         if it asks to be), state after; or the workload's own steps."""
-        w = workloads.workload(self.workload)
+        w = workloads.workload(self.config.workload)
         if w.steps:
-            return guestplan.of(*w.steps(self))
-        args = {"mode": self.mode, **dict(self.params)}
+            return guestplan.of(*w.steps(self.config))
+        args = {"mode": self.config.mode, **dict(self.config.params)}
         sample = [guestplan.sample(w.sample_s)] if w.sample_s else []
         return guestplan.of(guestplan.swapon(), guestplan.info(), *sample,
                             guestplan.run(str(w.program), args),
@@ -87,7 +76,7 @@ class Case:
 
     def extras(self) -> tuple[str, ...]:
         """The image extras its boot needs."""
-        return workloads.workload(self.workload).extras
+        return workloads.workload(self.config.workload).extras
 
 
 def by_name(names: list[str]) -> list[Experiment]:
@@ -139,21 +128,11 @@ class Point:
     repetitions on every stack.  Points are told apart by identity
     (their experiments hold dicts); config names one."""
     exp: Experiment
-    arch: str
-    mem_mb: int
-    params: tuple[tuple[str, object], ...]
-    clock: str
-    vcpus: int = 1
-
-    @property
-    def config(self) -> Config:
-        return self.case("", 0).config
+    config: Config
 
     def case(self, stack: str, rep: int, variant: str = "") -> Case:
-        e = self.exp
-        return Case(e.name, stack, self.arch, self.mem_mb, e.workload,
-                    e.mode, self.params, rep, e.timeout_s, e.append,
-                    self.clock, self.vcpus, e.packs, variant)
+        return Case(self.config, stack, rep, self.exp.timeout_s,
+                    self.exp.packs, variant)
 
     def lanes(self, stacks: list[str]) -> list[tuple[str, str]]:
         """(stack, variant) of every boot a repetition of the point
@@ -172,7 +151,8 @@ class Point:
 def sweep_points(exp: Experiment, arches: list[str]) -> list[Point]:
     """Every point of exp on arches, each of its clocks and vCPU
     counts."""
-    return [Point(exp, arch, mem, params, clock, vcpus)
+    return [Point(exp, Config(exp.name, arch, mem, exp.workload, exp.mode,
+                              params, clock, vcpus, exp.append))
             for clock in exp.clocks for vcpus in exp.vcpus
             for arch in (a for a in exp.arches if a in arches)
             for mem in exp.mem_mb.get(arch, [registry.arch(arch).mem_mb])

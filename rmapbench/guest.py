@@ -8,7 +8,6 @@ from pathlib import Path
 from . import console as consolemod
 from . import image, kbuild, qemu, registry, scratch
 from .errors import UserError
-from .extras import Files
 
 PROBE_TIMEOUT_S = 25.0
 
@@ -48,22 +47,7 @@ def verdict(boot: qemu.BootResult, con: consolemod.Console) -> str | None:
     return None
 
 
-@dataclass(frozen=True)
-class Boot:
-    """One guest boot: the kernel, the plan and the machine."""
-    stack: str
-    arch: str
-    plan: str
-    mem_mb: int
-    timeout_s: float
-    swap_mb: int = 0
-    smp: int = 1
-    append: str = ""
-    files: Files = ()        # extras.resolve(): added to the image
-    clock: str = registry.HOST   # registry.CLOCKS
-
-
-def run(boot: Boot, log: Path, accel: str = "tcg") -> GuestRun:
+def run(boot: qemu.Boot, log: Path, accel: str = "tcg") -> GuestRun:
     """Boot; the console goes to log; parse it once and judge it."""
     kernel = kbuild.kernel_image(boot.stack, boot.arch)
     if not kernel.exists():
@@ -75,12 +59,8 @@ def run(boot: Boot, log: Path, accel: str = "tcg") -> GuestRun:
     with scratch.directory("initrd") as tmp:
         initrd = image.boot_initrd(base, boot.plan,
                                    Path(tmp) / "initrd.cpio")
-        spec = qemu.BootSpec(arch=boot.arch, kernel=kernel, initrd=initrd,
-                             mem_mb=boot.mem_mb, timeout_s=boot.timeout_s,
-                             swap_mb=boot.swap_mb, smp=boot.smp, accel=accel,
-                             append=boot.append, clock=boot.clock)
         prep = time.monotonic() - start
-        result = qemu.boot(spec, log)
+        result = qemu.run(boot, kernel, initrd, accel, log)
     con = consolemod.parse(log.read_text(errors="replace"))
     return GuestRun(boot.stack, boot.arch, result, con, verdict(result, con),
                     prep)
@@ -135,7 +115,7 @@ def probe_kvm() -> bool:
     if not kbuild.kernel_image(stack, arch).exists():
         return False
     with tempfile.TemporaryDirectory(prefix="rmapbench-probe-") as tmp:
-        probe = run(Boot(stack, arch, "", mem_mb=128,
-                         timeout_s=PROBE_TIMEOUT_S), Path(tmp) / "probe.log",
-                    accel="kvm")
+        boot = qemu.Boot(stack, arch, "", mem_mb=128,
+                         timeout_s=PROBE_TIMEOUT_S)
+        probe = run(boot, Path(tmp) / "probe.log", accel="kvm")
     return probe.failure is None

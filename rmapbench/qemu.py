@@ -13,11 +13,12 @@ import platform
 import shutil
 import subprocess
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from . import paths, postmortem, registry, scratch
 from .errors import UserError
+from .extras import Files
 
 # random.trust_cpu=on: the CRNG seeds from RDRAND at once; without it,
 # the first getrandom() (mkswap's UUID) waits for entropy in every boot.
@@ -38,19 +39,22 @@ BASE_APPEND = ("console=ttyS0 panic=-1 slab_nomerge tsc=reliable "
 MIN_MEM_MB = 64
 
 
-@dataclass
-class BootSpec:
+@dataclass(frozen=True)
+class Boot:
+    """One guest boot: the kernel (stack, arch), the plan it runs and
+    the files it needs beyond the base image, and the machine: memory,
+    vCPUs, swap disk, guest clock, kernel arguments beyond the
+    harness's own, and the host time it may take."""
+    stack: str
     arch: str
-    kernel: Path
-    initrd: Path
+    plan: str
     mem_mb: int
     timeout_s: float
     swap_mb: int = 0
     smp: int = 1
-    accel: str = "tcg"
     append: str = ""
-    extra_args: list[str] = field(default_factory=list)
-    clock: str = registry.HOST
+    files: Files = ()        # extras.resolve(): added to the image
+    clock: str = registry.HOST   # registry.CLOCKS
 
 
 @dataclass
@@ -77,32 +81,34 @@ def qemu_version() -> str:
     return res.stdout.splitlines()[0] if res.stdout else "unknown"
 
 
-def command(spec: BootSpec, swap: Path | None) -> list[str]:
-    """The QEMU command line for spec."""
-    if spec.mem_mb < MIN_MEM_MB:
-        raise UserError(f"guest memory {spec.mem_mb} MB is below the "
+def command(boot: Boot, kernel: Path, initrd: Path, accel: str,
+            swap: Path | None) -> list[str]:
+    """The QEMU command line of boot, with its kernel image and initrd,
+    under the run's accel."""
+    if boot.mem_mb < MIN_MEM_MB:
+        raise UserError(f"guest memory {boot.mem_mb} MB is below the "
                         f"{MIN_MEM_MB} MB a guest needs to boot")
-    if not spec.kernel.exists():
-        raise UserError(f"kernel {spec.kernel} missing: run "
+    if not kernel.exists():
+        raise UserError(f"kernel {kernel} missing: run "
                         "'harness.py build' first")
-    clock = registry.clock(spec.clock)
-    append = " ".join(a for a in (BASE_APPEND, clock.append, spec.append)
+    clock = registry.clock(boot.clock)
+    append = " ".join(a for a in (BASE_APPEND, clock.append, boot.append)
                       if a)
-    cmd = [qemu_binary(spec.arch), "-accel", accel_of(spec.accel, clock),
-           *clock.qemu_args, "-cpu", registry.arch(spec.arch).cpu,
-           "-m", str(spec.mem_mb), "-smp", smp_arg(spec, clock),
-           "-kernel", str(spec.kernel), "-initrd", str(spec.initrd),
+    cmd = [qemu_binary(boot.arch), "-accel", accel_of(accel, clock),
+           *clock.qemu_args, "-cpu", registry.arch(boot.arch).cpu,
+           "-m", str(boot.mem_mb), "-smp", smp_arg(boot.smp, accel, clock),
+           "-kernel", str(kernel), "-initrd", str(initrd),
            "-append", append,
            "-display", "none", "-monitor", "none", "-no-reboot",
            "-nodefaults", "-serial", "stdio"]
     if swap is not None:
         cmd += ["-drive", f"file={swap},if=virtio,format=raw,cache=unsafe"]
-    return cmd + spec.extra_args
+    return cmd
 
 
-def smp_arg(spec: BootSpec, clock: registry.Clock) -> str:
-    """-smp for spec: its vCPUs, and at least two possible ones under
-    multi-threaded TCG.
+def smp_arg(vcpus: int, accel: str, clock: registry.Clock) -> str:
+    """-smp for a guest of vcpus: them, and at least two possible ones
+    under multi-threaded TCG.
 
     QEMU 7.2 translates a TCG guest whose machine has one possible vCPU
     without CF_PARALLEL: the guest's fences are dropped and its locked
@@ -118,9 +124,9 @@ def smp_arg(spec: BootSpec, clock: registry.Clock) -> str:
     system mode) may not cover it.  A second possible vCPU, never
     brought up, makes TCG translate for parallel vCPUs.  Round-robin
     TCG (icount) never does; its boots keep the exposure."""
-    if accel_of(spec.accel, clock) != "tcg" or not clock.mttcg:
-        return str(spec.smp)
-    return f"{spec.smp},maxcpus={max(spec.smp, 2)}"
+    if accel_of(accel, clock) != "tcg" or not clock.mttcg:
+        return str(vcpus)
+    return f"{vcpus},maxcpus={max(vcpus, 2)}"
 
 
 def accel_of(accel: str, clock: registry.Clock) -> str:
@@ -138,12 +144,14 @@ def make_swap(directory: Path, mb: int) -> Path | None:
     return swap
 
 
-def boot(spec: BootSpec, log: Path) -> BootResult:
+def run(boot: Boot, kernel: Path, initrd: Path, accel: str, log: Path
+        ) -> BootResult:
     """Boot once; the console goes to log.  Never raises on guest failure."""
     log.parent.mkdir(parents=True, exist_ok=True)
     with scratch.directory("boot") as tmp:
         qmp = Path(tmp) / "qmp.sock"
-        cmd = command(spec, make_swap(Path(tmp), spec.swap_mb))
+        cmd = command(boot, kernel, initrd, accel,
+                      make_swap(Path(tmp), boot.swap_mb))
         if len(bytes(qmp)) < postmortem.MAX_SOCKET_PATH:
             cmd += ["-qmp", f"unix:{qmp},server=on,wait=off"]
         start = time.monotonic()
@@ -151,7 +159,7 @@ def boot(spec: BootSpec, log: Path) -> BootResult:
             proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL,
                                     stdout=out, stderr=subprocess.STDOUT)
             try:
-                rc = proc.wait(timeout=spec.timeout_s)
+                rc = proc.wait(timeout=boot.timeout_s)
                 timed_out = False
             except subprocess.TimeoutExpired:
                 out.flush()

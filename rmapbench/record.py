@@ -14,7 +14,7 @@ base boots.
 """
 
 import math
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, fields
 from typing import Any, TypedDict
 
 from .registry import HOST, lane as lane_name
@@ -159,9 +159,8 @@ class ConfigKey(Config):
 
     def config(self) -> Config:
         """The configuration alone (failed boots have no record kind)."""
-        return Config(self.experiment, self.arch, self.mem_mb,
-                      self.workload, self.mode, self.params, self.clock,
-                      self.vcpus, self.kernel_args)
+        return Config(**{f.name: getattr(self, f.name)
+                         for f in fields(Config)})
 
     def label(self, with_arch: bool = True, skip: tuple[str, ...] = ()) -> str:
         """e.g. 'i386 1024MB V=10000 kind=split gen=3', the clock

@@ -13,7 +13,7 @@ from pathlib import Path
 from . import console, guest, qemu, runner, store
 from .errors import UserError
 from .experiments import Case
-from .registry import HOST
+from .record import Config
 
 
 def case_of(boot: dict) -> Case:
@@ -22,12 +22,7 @@ def case_of(boot: dict) -> Case:
         raise UserError(f"boot {boot.get('key')} has no records: its "
                         "identity is unknown (delete it to run it again)")
     rec = boot["records"][0]
-    case = Case(rec["experiment"], rec["stack"], rec["arch"],
-                int(rec["mem_mb"]), rec["workload"], rec["mode"],
-                tuple(sorted((rec.get("params") or {}).items())),
-                int(rec["rep"]), 0.0, append=rec.get("kernel_args") or "",
-                clock=rec.get("clock") or HOST,
-                vcpus=int(rec.get("vcpus") or 1),
+    case = Case(Config.of(rec), rec["stack"], int(rec["rep"]), 0.0,
                 variant=rec.get("variant") or "")
     if case.key() != boot["key"]:
         raise UserError(f"boot {boot['key']}: its records describe boot "
@@ -53,7 +48,7 @@ def reparse_boot(rdir: Path, boot: dict, qemu_side: dict) -> dict:
                         f"{boot['key']} cannot be rebuilt")
     result = boot_result(qemu_side, log)
     con = console.parse(log.read_text(errors="replace"))
-    run = guest.GuestRun(case.stack, case.arch, result, con,
+    run = guest.GuestRun(case.stack, case.config.arch, result, con,
                          guest.verdict(result, con))
     records, failure = runner.case_records(case, run, first["run_id"],
                                            first["accel"])

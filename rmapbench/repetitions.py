@@ -197,8 +197,9 @@ def timed_decision(point: Point, pol: Policy,
 def check_point(points: list[Point], point: Point) -> Point:
     """The point whose second boot checks an EXACT experiment on one
     clock and arch: the middle of its sweep."""
-    mine = [p for p in points if (p.exp.name, p.clock, p.arch) ==
-            (point.exp.name, point.clock, point.arch)]
+    def machine(p: Point) -> tuple:
+        return p.exp.name, p.config.clock, p.config.arch
+    mine = [p for p in points if machine(p) == machine(point)]
     return mine[len(mine) // 2]
 
 
@@ -228,14 +229,14 @@ def lanes(point: Point, stacks: list[str]) -> list[str]:
 def decide(points: list[Point], point: Point, records: Index,
            stacks: list[str], fixed: int | None) -> Decision:
     stacks = lanes(point, stacks)
-    pol = policy(point.exp, point.clock, fixed)
+    pol = policy(point.exp, point.config.clock, fixed)
     if pol.kind == FIXED:
         return Decision(pol.start, "fixed by --reps", pol)
     if pol.kind == EXACT:
         found = exact_decision(points, point, pol, records, stacks)
         if found:
             return found
-        pol = timed_policy(point.exp, point.clock)
+        pol = timed_policy(point.exp, point.config.clock)
         found = timed_decision(point, pol, records.get(point.config, {}),
                                stacks)
         return Decision(found.boots, "exact counts disagreed between "

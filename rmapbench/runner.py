@@ -29,7 +29,7 @@ TAIL_LINES = 30
 def base_record(case: Case, run_id: str, accel: str) -> dict:
     """What every record of the case's boot carries (a variant's boot:
     its kernel arguments too, which set its lane apart)."""
-    accel = qemu.accel_of(accel, registry.clock(case.clock))
+    accel = qemu.accel_of(accel, registry.clock(case.config.clock))
     variant = {"variant": case.variant} if case.variant else {}
     return {**case.config.fields(), "run_id": run_id, "stack": case.stack,
             **variant, "rep": case.rep, "boot": case.key(), "accel": accel}
@@ -77,7 +77,7 @@ def records_of(case: Case, run: guest.GuestRun, run_id: str,
     run.failure = run.failure or unconfirmed(case, run)
     if run.failure:
         return [failed_record(base, run)]
-    make = workloads.workload(case.workload).records or result_records
+    make = workloads.workload(case.config.workload).records or result_records
     try:
         records = make(base, run.console)
     except (ValueError, KeyError, IndexError) as err:
@@ -93,12 +93,12 @@ def records_of(case: Case, run: guest.GuestRun, run_id: str,
 
 def job_of(case: Case) -> executor.Job:
     """The boot of a case: its plan, its machine, its image extras."""
-    return executor.Job(case.key(), case.key(), guest.Boot(
-        case.stack, case.arch, case.plan(), mem_mb=case.mem_mb,
+    c = case.config
+    return executor.Job(case.key(), case.key(), qemu.Boot(
+        case.stack, c.arch, case.plan(), mem_mb=c.mem_mb,
         timeout_s=case.timeout_s, swap_mb=SWAP_MB,
-        append=case.kernel_args(),
-        files=extras.require(case.extras(), case.arch), clock=case.clock,
-        smp=case.vcpus))
+        append=case.kernel_args(), files=extras.require(case.extras(), c.arch),
+        clock=c.clock, smp=c.vcpus))
 
 
 def pack_head(plan: str) -> str:
@@ -192,7 +192,7 @@ def execute(cases: list[Case], rdir: Path, run_id: str, accel: str,
     def say(job: executor.Job, boot: dict) -> None:
         state = f"FAILED: {boot['failure']}" if boot["failure"] else "ok"
         others = groups[job.key][1:]
-        also = "".join(f", also {c.experiment}" for c in others) \
+        also = "".join(f", also {c.config.experiment}" for c in others) \
             if len(others) < 3 else f", and {len(others)} more cases"
         print(f"  {job.key}: {state} ({boot['seconds']:.0f}s{also})",
               flush=True)
@@ -205,15 +205,15 @@ def execute(cases: list[Case], rdir: Path, run_id: str, accel: str,
 
 def check_memory(cases: list[Case]) -> None:
     """Refuse sizes a guest cannot boot in before starting anything."""
-    for case in cases:
-        if case.mem_mb < qemu.MIN_MEM_MB:
-            raise UserError(f"guest memory {case.mem_mb} MB "
-                            f"({case.experiment}, {case.arch}) is below "
-                            f"the {qemu.MIN_MEM_MB} MB a guest needs")
+    for c in (case.config for case in cases):
+        if c.mem_mb < qemu.MIN_MEM_MB:
+            raise UserError(f"guest memory {c.mem_mb} MB ({c.experiment}, "
+                            f"{c.arch}) is below the {qemu.MIN_MEM_MB} MB "
+                            "a guest needs")
 
 
 def require_kernels(cases: list[Case]) -> None:
-    for stack, arch in sorted({(c.stack, c.arch) for c in cases}):
+    for stack, arch in sorted({(c.stack, c.config.arch) for c in cases}):
         if not kbuild.kernel_image(stack, arch).exists():
             raise UserError(f"no {stack} kernel for {arch}: run "
                             f"'harness.py build --stack {stack} "
@@ -244,7 +244,7 @@ def run_rounds(points: list[Point], stacks: list[str], rdir: Path,
                ) -> dict:
     """Boot round after round until no point wants more; the last
     decisions (repetitions.Decision per point)."""
-    shares = {p.config: repetitions.shares_host(p.exp, p.clock)
+    shares = {p.config: repetitions.shares_host(p.exp, p.config.clock)
               for p in points}
     rounds = 0
     while True:

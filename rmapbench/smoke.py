@@ -3,7 +3,8 @@
 import time
 from pathlib import Path
 
-from . import executor, guest, iface, kbuild, paths, plan, registry, store
+from . import executor, guest, iface, kbuild, paths, plan, qemu, registry
+from . import store
 
 COUNTERS = tuple(c.name for c in iface.counters(iface.SMOKE))
 SIZES = tuple(f"sizeof_{s}" for s in iface.sizes())
@@ -55,10 +56,10 @@ def summary(run: guest.GuestRun) -> str:
     return " ".join(parts)
 
 
-def boot_of(stack: str, arch: str) -> guest.Boot:
-    return guest.Boot(stack, arch, SMOKE_PLAN,
-                      mem_mb=registry.arch(arch).smoke_mem_mb,
-                      timeout_s=SMOKE_TIMEOUT_S, swap_mb=SMOKE_SWAP_MB)
+def boot_of(stack: str, arch: str) -> qemu.Boot:
+    return qemu.Boot(stack, arch, SMOKE_PLAN,
+                     mem_mb=registry.arch(arch).smoke_mem_mb,
+                     timeout_s=SMOKE_TIMEOUT_S, swap_mb=SMOKE_SWAP_MB)
 
 
 def judge(job: executor.Job, run: guest.GuestRun) -> dict:

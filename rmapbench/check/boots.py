@@ -6,7 +6,7 @@ must swap), then what the tests left, swapoff, a walk of init's pages,
 a settle and the final idle count (boot_checks.py judges the two).
 """
 
-from .. import extras, guest, iface, paths, plan, registry
+from .. import extras, iface, paths, plan, qemu, registry
 from .catalogue import SELFTEST_SKIP, Group, Test, selftest_name
 
 # SLUB debugging (sanity checks, red zones, poisoning, owner tracking) on
@@ -117,8 +117,8 @@ def boot_append() -> str:
 
 
 def boot_of(stack: str, arch: str, group: Group, smp: int,
-            test_plan: plan.Plan, files: extras.Files) -> guest.Boot:
-    return guest.Boot(stack, arch, test_plan.text(),
-                      mem_mb=group.mem_mb[arch], timeout_s=group.timeout_s,
-                      swap_mb=SWAP_MB, smp=smp, append=boot_append(),
-                      files=files)
+            test_plan: plan.Plan, files: extras.Files) -> qemu.Boot:
+    return qemu.Boot(stack, arch, test_plan.text(),
+                     mem_mb=group.mem_mb[arch], timeout_s=group.timeout_s,
+                     swap_mb=SWAP_MB, smp=smp, append=boot_append(),
+                     files=files)

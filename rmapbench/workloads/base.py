@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..record import Config
 from ..registry import HOST
 
 LOWER = "lower_better"
@@ -194,9 +195,9 @@ class Workload:
     figures: tuple[Figure, ...] = ()
     sample_s: int | None = None          # init's sampler interval
     extras: tuple[str, ...] = ()         # image extras (extras.py)
-    # the plan lines that run it, from the case's mode and parameters;
-    # None: plan.run(program, mode=..., params...)
-    steps: Callable[[Any], list[str]] | None = None
+    # the plan lines that run a configuration of it (its mode and
+    # parameters); None: plan.run(program, mode=..., params...)
+    steps: Callable[[Config], list[str]] | None = None
     # its records from a console; None: one per RMB-RESULT line
     records: RecordsOf | None = None
     # report sections of its own, after the verdicts

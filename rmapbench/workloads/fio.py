@@ -7,9 +7,9 @@ cache (debs.py).
 """
 
 import json
-from typing import Any
 
 from .. import console, plan, record, registry
+from ..record import Config
 from .base import HIGHER, Experiment, Mode, Workload, metric
 
 FIO_ARGS = ("--name=ceiling --filename=/dev/vda --rw=write --bs=4k "
@@ -21,8 +21,8 @@ SIZE_MB = 64
 FULL_SIZE_MB = 256
 
 
-def steps(case: Any) -> list[str]:
-    size = dict(case.params).get("mb", SIZE_MB)
+def steps(config: Config) -> list[str]:
+    size = dict(config.params).get("mb", SIZE_MB)
     return [plan.info(),
             plan.section("fio", f"fio {FIO_ARGS} --size={size}M")]
 

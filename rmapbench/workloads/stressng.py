@@ -7,10 +7,10 @@ YAML report, then shows the report as a section that becomes one record.
 """
 
 from pathlib import Path
-from typing import Any
 
 from .. import console, plan, record, registry
 from .. import figures as fg
+from ..record import Config
 from ..registry import ICOUNT
 from .base import HIGHER, Experiment, Figure, Mode, Workload, metric
 
@@ -28,9 +28,9 @@ SECONDS = 2
 REPORT = "/tmp/stress-ng.yaml"
 
 
-def steps(case: Any) -> list[str]:
+def steps(config: Config) -> list[str]:
     return [plan.info(),
-            plan.sh(f"cd /tmp && stress-ng {STRESSORS[case.mode]} "
+            plan.sh(f"cd /tmp && stress-ng {STRESSORS[config.mode]} "
                     f"--timeout {SECONDS}s --metrics-brief --yaml {REPORT}"),
             plan.section("stressng", f"cat {REPORT}")]
 

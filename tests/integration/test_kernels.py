@@ -6,7 +6,8 @@ import shutil
 
 import pytest
 
-from rmapbench import guest, kbuild, paths, postmortem, registry, smoke
+from rmapbench import guest, kbuild, paths, postmortem, qemu, registry
+from rmapbench import smoke
 from rmapbench.errors import UserError
 
 KERNELS = [(s, a) for s in registry.stack_names()
@@ -53,8 +54,8 @@ def test_smoke_boot(stack, arch, tmp_path):
 
 def boot_x86_64(tmp_path, plan, timeout_s=120.0, append=""):
     require_kernel("anon_vma", "x86_64")
-    return guest.run(guest.Boot("anon_vma", "x86_64", plan, mem_mb=128,
-                                timeout_s=timeout_s, append=append),
+    return guest.run(qemu.Boot("anon_vma", "x86_64", plan, mem_mb=128,
+                               timeout_s=timeout_s, append=append),
                      tmp_path / "console.log")
 
 
@@ -112,8 +113,8 @@ def test_anonmm_vm_area_struct_is_smaller(arch, tmp_path):
     sizes = {}
     for stack in registry.stack_names():
         require_kernel(stack, arch)
-        run = guest.run(guest.Boot(stack, arch, "info\n", mem_mb=256,
-                                   timeout_s=smoke.SMOKE_TIMEOUT_S),
+        run = guest.run(qemu.Boot(stack, arch, "info\n", mem_mb=256,
+                                  timeout_s=smoke.SMOKE_TIMEOUT_S),
                         tmp_path / f"{stack}.log")
         assert run.failure is None, run.failure
         sizes[stack] = run.console.section_pairs("rmapbench")

@@ -18,7 +18,8 @@ def test_they_are_in_the_default_comparison_at_a_few_boots():
     # 3 patterns x 2 widths on both arches + 1 chain on x86_64, 2
     # stacks and anonmm's other fork order, 3 repetitions
     assert len(cases) == (3 * 2 * 2 + 1) * 3 * 3
-    assert {c.arch for c in cases if c.experiment != "fork-chain"} == \
+    assert {c.config.arch for c in cases
+            if c.config.experiment != "fork-chain"} == \
         {"i386", "x86_64"}
 
 

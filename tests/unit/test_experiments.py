@@ -25,10 +25,10 @@ def test_expand_is_the_full_product():
                                  mem_mb={"x86_64": [128, 256]})
     cases = experiments.expand([exp], ["anon_vma", "anonmm"], ["x86_64"], 2)
     assert len(cases) == 2 * 2 * 2 * 2          # mem x N x stack x rep
-    assert {c.arch for c in cases} == {"x86_64"}
+    assert {c.config.arch for c in cases} == {"x86_64"}
     assert len({c.key() for c in cases}) == len(cases)
     first = cases[0]
-    assert first.rep == 0 and first.params == (("N", 1), ("V", 10))
+    assert first.rep == 0 and first.config.params == (("N", 1), ("V", 10))
     assert "run rmb-fork mode=breadth N=1 V=10" in first.plan()
     assert first.plan().startswith("swapon\n")
 
@@ -36,7 +36,7 @@ def test_expand_is_the_full_product():
 def test_default_mem_per_arch():
     exp = experiments.Experiment("t", "vma", "count", ("i386",))
     (case,) = experiments.expand([exp], ["anonmm"], ["i386"], 1)
-    assert case.mem_mb == registry.arch("i386").mem_mb
+    assert case.config.mem_mb == registry.arch("i386").mem_mb
 
 
 def test_custom_checks_workload_mode_and_memory():

@@ -35,8 +35,8 @@ def fake_guest(monkeypatch, booted):
 def test_executor_runs_what_the_store_lacks(tmp_path, monkeypatch):
     booted = []
     fake_guest(monkeypatch, booted)
-    jobs = [executor.Job(k, k, guest.Boot("anonmm", "x86_64", f"sh {k}\n",
-                                          mem_mb=128, timeout_s=9))
+    jobs = [executor.Job(k, k, qemu.Boot("anonmm", "x86_64", f"sh {k}\n",
+                                         mem_mb=128, timeout_s=9))
             for k in ("a", "b", "c")]
     store.save_boot(tmp_path, "b", {"key": "b", "mine": "old"})
     said = []

@@ -39,9 +39,9 @@ def test_the_eta_weighs_each_step_by_its_work(monkeypatch):
 
 
 def test_a_pack_weighs_its_cases():
-    from rmapbench import executor, guest, plan
-    one = guest.Boot("anonmm", "x86_64", plan.of("swapon", "info"), 256, 10)
-    pack = guest.Boot("anonmm", "x86_64", plan.of(
+    from rmapbench import executor, plan, qemu
+    one = qemu.Boot("anonmm", "x86_64", plan.of("swapon", "info"), 256, 10)
+    pack = qemu.Boot("anonmm", "x86_64", plan.of(
         "swapon", plan.mark("a"), "info", plan.mark("b"), "info",
         plan.mark("c"), "info"), 256, 10)
     assert executor.weight(one) == 1 and executor.weight(pack) == 3

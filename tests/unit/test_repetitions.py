@@ -1,6 +1,8 @@
 """Repetitions decided per point from the metric catalogue, and the
 guest clocks boots run on."""
 
+from dataclasses import replace
+
 import pytest
 
 import fabricate
@@ -125,7 +127,8 @@ def test_clocks_expand_into_their_own_points_and_keys():
     both = Experiment("t", "fork", "rate", ("x86_64",), fixed={"N": 1},
                       clocks=(ICOUNT, HOST))
     cases = experiments.expand([both], STACKS, ["x86_64"], 1)
-    assert sorted(c.clock for c in cases) == [HOST, HOST, ICOUNT, ICOUNT]
+    clocks = sorted(c.config.clock for c in cases)
+    assert clocks == [HOST, HOST, ICOUNT, ICOUNT]
     keys = {c.key() for c in cases}
     assert len(keys) == 4 and any(k.endswith("_icount_r0") for k in keys)
     assert cases[0].config != cases[-1].config
@@ -134,14 +137,13 @@ def test_clocks_expand_into_their_own_points_and_keys():
 def test_icount_boots_count_instructions_under_tcg(tmp_path):
     kernel = tmp_path / "bzImage"
     kernel.write_text("")
-    spec = qemu.BootSpec("x86_64", kernel, tmp_path / "initrd", 256, 10,
-                         accel="kvm", clock=ICOUNT)
-    cmd = qemu.command(spec, None)
+    boot = qemu.Boot("anonmm", "x86_64", "", 256, 10, clock=ICOUNT)
+    cmd = qemu.command(boot, kernel, tmp_path / "initrd", "kvm", None)
     assert cmd[cmd.index("-accel") + 1] == "tcg"
     assert cmd[cmd.index("-icount") + 1] == "shift=0,sleep=off"
     assert "noapictimer" in cmd[cmd.index("-append") + 1]
-    spec.clock = HOST
-    cmd = qemu.command(spec, None)
+    boot = replace(boot, clock=HOST)
+    cmd = qemu.command(boot, kernel, tmp_path / "initrd", "kvm", None)
     assert cmd[cmd.index("-accel") + 1] == "kvm" and "-icount" not in cmd
 
 
@@ -152,9 +154,9 @@ def test_multi_threaded_tcg_boots_have_a_second_possible_vcpu(tmp_path):
     kernel.write_text("")
 
     def smp(accel: str, clock: str, vcpus: int) -> str:
-        spec = qemu.BootSpec("x86_64", kernel, tmp_path / "initrd", 256, 10,
-                             smp=vcpus, accel=accel, clock=clock)
-        cmd = qemu.command(spec, None)
+        boot = qemu.Boot("anonmm", "x86_64", "", 256, 10, smp=vcpus,
+                         clock=clock)
+        cmd = qemu.command(boot, kernel, tmp_path / "initrd", accel, None)
         return cmd[cmd.index("-smp") + 1]
     assert smp("tcg", HOST, 1) == "1,maxcpus=2"
     assert smp("tcg", HOST, 4) == "4,maxcpus=4"

@@ -8,9 +8,10 @@ import pytest
 from rmapbench import console, guest, qemu, reparse, runner, store
 from rmapbench import experiments
 from rmapbench.errors import UserError
+from rmapbench.record import Config
 
-CASE = experiments.Case("vma-cost", "anonmm", "x86_64", 512, "vma", "count",
-                        (("V", 100),), 0, 60.0)
+CASE = experiments.Case(Config("vma-cost", "x86_64", 512, "vma", "count",
+                               (("V", 100),)), "anonmm", 0, 60.0)
 OK_CONSOLE = """\
 RMB-STEP 1/3 swapon
 RMB-STEP-END 1 rc=0 ms=5
@@ -80,8 +81,8 @@ def test_no_result_is_a_failure(tmp_path):
 
 
 def test_fio_section_becomes_a_record(tmp_path):
-    case = experiments.Case("swap-ceiling", "anon_vma", "x86_64", 512, "fio",
-                            "write4k", (), 0, 60.0)
+    case = experiments.Case(Config("swap-ceiling", "x86_64", 512, "fio",
+                                   "write4k", ()), "anon_vma", 0, 60.0)
     text = ("RMB-STEP 1/1 section fio fio\nRMB-BEGIN fio\nnote: x\n"
             '{"jobs": [{"write": {"bw": 1000, "iops": 250.0}}]}\n'
             "RMB-END fio\nRMB-STEP-END 1 rc=0 ms=9\nRMB-DONE rc=0\n")
@@ -110,8 +111,8 @@ def test_store_refuses_bad_ids_and_missing_runs(tmp_path, monkeypatch):
 
 
 def test_memory_below_boot_minimum_is_refused():
-    small = experiments.Case("t", "anonmm", "x86_64", 32, "vma", "count", (),
-                             0, 60.0)
+    small = experiments.Case(Config("t", "x86_64", 32, "vma", "count", ()),
+                             "anonmm", 0, 60.0)
     with pytest.raises(UserError, match="32 MB"):
         runner.check_memory([small])
 
@@ -146,12 +147,11 @@ def test_reparse_rebuilds_records_from_the_stored_console(tmp_path,
 def test_two_experiments_of_one_configuration_share_a_boot(tmp_path,
                                                            monkeypatch):
     monkeypatch.setattr(store.paths, "RESULTS", tmp_path)
-    twin = experiments.Case("vma-twin", *[getattr(CASE, f) for f in (
-        "stack", "arch", "mem_mb", "workload", "mode", "params", "rep",
-        "timeout_s")])
+    twin = dataclasses.replace(CASE, config=dataclasses.replace(
+        CASE.config, experiment="vma-twin"))
     booted = []
 
-    def boot(b: guest.Boot, log: Path, accel: str) -> guest.GuestRun:
+    def boot(b: qemu.Boot, log: Path, accel: str) -> guest.GuestRun:
         booted.append(log.name)
         log.parent.mkdir(parents=True, exist_ok=True)
         log.write_text(OK_CONSOLE)
@@ -198,11 +198,12 @@ def test_packing_cases_run_in_one_boot_each_judged_alone(tmp_path,
                                                          monkeypatch):
     monkeypatch.setattr(store.paths, "RESULTS", tmp_path)
     small = dataclasses.replace(CASE, packs=True)
-    big = dataclasses.replace(small, params=(("V", 200),))
+    big = dataclasses.replace(small, config=dataclasses.replace(
+        small.config, params=(("V", 200),)))
     other_rep = dataclasses.replace(small, rep=1)
     plans = []
 
-    def boot(b: guest.Boot, log: Path, accel: str) -> guest.GuestRun:
+    def boot(b: qemu.Boot, log: Path, accel: str) -> guest.GuestRun:
         plans.append(b.plan)
         text = console_of(b.plan, failing="V=200")
         log.parent.mkdir(parents=True, exist_ok=True)
@@ -236,7 +237,8 @@ def test_packing_cases_run_in_one_boot_each_judged_alone(tmp_path,
 
 def test_a_kernel_fault_fails_every_case_of_a_pack(tmp_path):
     small = dataclasses.replace(CASE, packs=True)
-    big = dataclasses.replace(small, params=(("V", 200),))
+    big = dataclasses.replace(small, config=dataclasses.replace(
+        small.config, params=(("V", 200),)))
     job = runner.group_job([small, big])
     text = console_of(job.boot.plan).replace(
         "RMB-DONE", "[    2.000000] BUG: Bad page state\nRMB-DONE")
@@ -248,7 +250,8 @@ def test_a_kernel_fault_fails_every_case_of_a_pack(tmp_path):
 
 def test_a_case_whose_mark_never_ran_has_no_results(tmp_path):
     small = dataclasses.replace(CASE, packs=True)
-    big = dataclasses.replace(small, params=(("V", 200),))
+    big = dataclasses.replace(small, config=dataclasses.replace(
+        small.config, params=(("V", 200),)))
     text = console_of(runner.group_job([small, big]).boot.plan)
     cut = text[:text.index(f"mark {big.key()}")].rsplit("\n", 2)[0]
     (rec,), failure = runner.case_records(big, fake_run(tmp_path, cut),

@@ -35,7 +35,7 @@ def compare_plan() -> list[experiments.Case]:
 def test_compare_boots_anonmm_under_both_orders_where_declared():
     cases = compare_plan()
     variant = [c for c in cases if c.variant]
-    assert {c.experiment for c in variant} == BOTH_ORDERS
+    assert {c.config.experiment for c in variant} == BOTH_ORDERS
     assert {(c.stack, c.variant) for c in variant} == {("anonmm", AFTER)}
     # each variant boot is a headline anonmm boot with the option added
     headline = {dataclasses.replace(c, variant=""): c for c in variant}
@@ -55,7 +55,7 @@ def test_anon_vma_boots_once_per_point_whatever_anonmm_runs():
                              if c.stack == "anonmm" and not c.variant])
     # the headline boots pass nothing: the kernel's default, tail
     for case in base + [c for c in cases if c.stack == "anonmm"
-                        and not c.variant and c.workload == "bundle"]:
+                        and not c.variant and c.config.workload == "bundle"]:
         assert "anonmm_fork_order" not in runner.job_of(case).boot.append
 
 
@@ -90,7 +90,7 @@ def fake_kernel(booted: list, confirms: bool = True):
     """A guest.run that logs the fork order its anonmm kernel was given
     (unless confirms is False: a kernel without the option) and prints a
     fork+exit rate for every run line."""
-    def run(boot: guest.Boot, log: Path, accel: str) -> guest.GuestRun:
+    def run(boot: qemu.Boot, log: Path, accel: str) -> guest.GuestRun:
         booted.append((boot.stack, boot.append))
         order = "after_parent" if AFTER in boot.append else "tail"
         lines = [f"[    0.500000] anonmm: fork order {order}"] \
