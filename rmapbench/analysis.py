@@ -20,6 +20,10 @@ from .stats import Comparison, Summary, compare, summarize
 
 # How comparisons name their two sides, a variant lane's included.
 SIDES = (BASE, NEW)
+# The half-width, as a fraction of the ratio, within which a timed
+# ratio's 95% interval is narrow enough: repetitions go on until it is
+# (repetitions.py), the report counts the ratios that are.
+TARGET = 0.03
 
 
 @dataclass

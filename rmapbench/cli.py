@@ -8,7 +8,7 @@ from pathlib import Path
 
 from . import check, experiments, guest, kbuild, paths, phases, preflight
 from . import programs, registry
-from . import reparse, repetitions, runner, smoke
+from . import reparse, runner, smoke
 from . import store, workloads
 from .errors import UserError
 
@@ -115,7 +115,7 @@ def cmd_size(args: argparse.Namespace) -> int:
     answers = [sizing.search(exp, stack, arch, args.goal, args.lo, args.hi,
                              args.step, run_id, accel)
                for arch in exp.arches for stack in stacks]
-    sizing.save(run_id, answers)
+    store.save_answers(store.run_dir(run_id), answers)
     for a in answers:
         print(a.text())
     return 1 if sizing.faulted(answers) else 0
@@ -208,7 +208,7 @@ def report_run(rdir: Path, watch: "phases.Stopwatch | None" = None,
     from .analysis import analyse
     with step("stats"):
         analysis = analyse(
-            records, checked=repetitions.checked(metadata))
+            records, checked=store.checked(metadata))
     with step("plots"):
         plot_files = plots.make_plots(records, paths.PLOTS / rdir.name)
     phases.save(rdir, watch)

@@ -29,14 +29,14 @@ host with another boot (shares_host).
 from dataclasses import dataclass
 
 from . import metrics, stats, workloads
-from .analysis import ConfigStats, config_stats
+from .analysis import TARGET, ConfigStats, config_stats
 from .experiments import Point
 from .record import Config, group, is_failed, lane
 from .registry import HOST, ICOUNT, clock as clock_entry
+from .store import EXACT
 from .workloads import Experiment
 
-FIXED, EXACT, TIMED = "fixed", "exact", "timed"
-TARGET = 0.03
+FIXED, TIMED = "fixed", "timed"
 START = {HOST: 3, ICOUNT: 2}
 # host-clock timings under TCG (swap, bundles, SMP) vary by tens of
 # percent between boots on a 2-core host, and more rounds do not bring
@@ -135,19 +135,10 @@ def compared(recs: list[dict], workload: str, mode: str
     return [config_stats(k, s) for k, s in groups]
 
 
-def reach(ratio: stats.Ratio) -> float:
-    """How far the ratio's 95% interval reaches from it, as a fraction
-    of it (infinite when there is no ratio or no interval)."""
-    if not ratio.value or ratio.low is None or ratio.high is None:
-        return float("inf")
-    r = ratio.value
-    return max(ratio.high / r - 1, 1 - ratio.low / r)
-
-
 def within(ratio: stats.Ratio, target: float) -> bool:
     """The ratio's interval lies within +-target of it (a ratio that
     does not exist, or is 0, has nothing repetitions could narrow)."""
-    return not ratio.value or reach(ratio) <= target
+    return not ratio.value or ratio.reach <= target
 
 
 def wide(recs: list[dict], workload: str, mode: str,
@@ -248,10 +239,3 @@ def decisions(points: list[Point], records: list[dict], stacks: list[str],
               fixed: int | None) -> dict[Point, Decision]:
     idx = index(records)
     return {p: decide(points, p, idx, stacks, fixed) for p in points}
-
-
-def checked(metadata: dict) -> frozenset[Config]:
-    """The configurations of a run whose exact counts it checked (their
-    experiment stayed EXACT: its check point's boots agreed)."""
-    return frozenset(Config.of(p) for p in metadata.get("repetitions") or []
-                     if p.get("policy") == EXACT)

@@ -8,21 +8,20 @@ A bisection over guest memory for each stack apart, one boot a probe,
 assuming what is searched for holds from some size on (more memory never
 makes a run fail or swap).  Every probe is a boot of the run directory
 results/<run-id>/ like any other (resumable; its records feed the
-report), and the answers go to sizing.json there.  The comparison runs
-the searches its workloads declare (SizeSearch) in run directories of
-their own, results/<comparison>-<search>/, and keeps the answers in its
-own sizing.json.
+report), and the answers (store.Answer) go to sizing.json there.  The
+comparison runs the searches its workloads declare (SizeSearch) in run
+directories of their own, results/<comparison>-<search>/, and keeps the
+answers in its own sizing.json.
 """
 
-import json
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import asdict, dataclass, field, replace
-from pathlib import Path
+from dataclasses import replace
 
 from . import experiments, guest, qemu, runner, store
 from .errors import UserError
 from .record import Config, is_failed, swapped_out
+from .store import Answer
 
 # what must hold of a probe's records
 Goal = Callable[[list[dict]], bool]
@@ -40,48 +39,6 @@ def no_swap(recs: list[dict]) -> bool:
 
 
 GOALS: dict[str, Goal] = {"completes": completes, "no-swap": no_swap}
-# What a guest of the answer's size does (a smaller one failed, or
-# swapped, which the probe lines tell apart)
-SAYS = {"completes": "completes", "no-swap": "runs without swapping"}
-
-
-@dataclass(frozen=True)
-class Answer:
-    what: str               # the configuration searched, for the report
-    stack: str
-    arch: str
-    goal: str
-    lo: int
-    hi: int
-    step: int
-    smallest: int | None    # None: not even at hi
-    below: int | None       # the largest size probed that fell short
-    probes: dict[int, bool]  # size -> held
-    fault: str | None = None  # the probe whose kernel faulted, and how
-    # size -> pages its probe swapped out (None: not counted)
-    swapped: dict[int, float | None] = field(default_factory=dict)
-
-    def text(self) -> str:
-        head = f"{self.stack} ({self.arch}): {SAYS[self.goal]}"
-        if self.fault:
-            return (f"{self.stack} ({self.arch}): FAILED, no answer: the "
-                    f"kernel faulted in the probe of {self.fault} (a broken "
-                    "kernel: see that boot's console)")
-        if self.smallest is None:
-            return f"{head} in no size up to {self.hi} MB"
-        if self.below is None:
-            return (f"{head} from {self.lo} MB, the smallest size tried"
-                    f"{self.swapping(self.lo)}")
-        return (f"{head} from {self.smallest} MB"
-                f"{self.swapping(self.smallest)}, not in {self.below} MB")
-
-    def swapping(self, mem: int) -> str:
-        """How hard a guest that merely completes had to swap: its one
-        probe's pswpout (a page written twice counts twice)."""
-        pages = self.swapped.get(mem)
-        if self.goal == "no-swap" or not pages:
-            return ""
-        return f" (its probe there wrote {pages:,.0f} pages to swap)"
 
 
 def check_range(lo: int, hi: int, step: int) -> None:
@@ -186,42 +143,8 @@ def check_single(exp: experiments.Experiment) -> None:
                         f"give one value of {', '.join(many)}")
 
 
-def load(rdir: Path) -> list[Answer]:
-    """The answers saved in rdir: none where no search ran."""
-    path = rdir / "sizing.json"
-    if not path.exists():
-        return []
-    return [Answer(**{"what": "", **a, **{
-        d: {int(k): v for k, v in a.get(d, {}).items()}
-        for d in ("probes", "swapped")}})
-            for a in json.loads(path.read_text())]
-
-
 def faulted(answers: list[Answer]) -> list[Answer]:
     return [a for a in answers if a.fault]
-
-
-def lines(rdir: Path) -> list[str]:
-    """The report's sentence for each answer saved in rdir."""
-    return [f"{a.what + ': ' if a.what else ''}{a.text()} (goal "
-            f"{a.goal}: bisected between {a.lo} and {a.hi} MB to "
-            f"{a.step} MB)" for a in load(rdir)]
-
-
-def answer_key(a: dict) -> tuple:
-    """What a newer answer replaces: the same search, stack, arch, goal."""
-    return a.get("what", ""), a["stack"], a["arch"], a["goal"]
-
-
-def save(run_id: str, answers: list[Answer]) -> None:
-    """Add answers to results/<run-id>/sizing.json (newer replace
-    older ones of the same configuration, stack, arch and goal)."""
-    rdir = store.run_dir(run_id)
-    path = rdir / "sizing.json"
-    old = json.loads(path.read_text()) if path.exists() else []
-    new = {answer_key(asdict(n)) for n in answers}
-    keep = [a for a in old if answer_key(a) not in new]
-    store.write_json(path, keep + [asdict(a) for a in answers])
 
 
 def run_searches(searches: list, stacks: list[str], arches: list[str],
@@ -243,5 +166,5 @@ def run_searches(searches: list, stacks: list[str], arches: list[str],
 
     with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
         answers = list(pool.map(one, todo))
-    save(run_id, answers)
+    store.save_answers(store.run_dir(run_id), answers)
     return answers

@@ -148,6 +148,14 @@ class Ratio:
     low: float | None = None
     high: float | None = None
 
+    @property
+    def reach(self) -> float:
+        """How far the interval reaches from the ratio, as a fraction of
+        it (infinite when there is no ratio or no interval)."""
+        if not self.value or self.low is None or self.high is None:
+            return float("inf")
+        return max(self.high / self.value - 1, 1 - self.low / self.value)
+
 
 def _ws_df(parts: list[tuple[float, int]]) -> float:
     """Welch-Satterthwaite degrees of freedom of a sum of variances.

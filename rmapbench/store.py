@@ -3,16 +3,22 @@
 A boot's file appears only when the boot is over and its records are
 complete, so an interrupted run keeps what it finished and the next run of
 the same command skips it.  records.jsonl is rebuilt from the boot files.
+Beside them: metadata.json (the environment, the phases' times, each
+point's repetitions) and sizing.json (the answers of memory-size
+searches, sizing.py).  What reads results (the report) needs this
+module, not the code that boots.
 """
 
 import json
 import os
 import re
 import tempfile
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from . import paths
 from .errors import UserError
+from .record import Config
 
 RUN_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 
@@ -89,3 +95,102 @@ def load_metadata(rdir: Path) -> dict:
 def update_metadata(rdir: Path, fields: dict) -> None:
     """metadata.json with fields set (written atomically)."""
     write_json(rdir / "metadata.json", {**load_metadata(rdir), **fields})
+
+
+# A point's policy in metadata.json when the run checked that its exact
+# counts repeat (repetitions.py decides it).
+EXACT = "exact"
+
+
+def checked(metadata: dict) -> frozenset[Config]:
+    """The configurations of a run whose exact counts it checked (their
+    experiment stayed EXACT: its check point's boots agreed)."""
+    return frozenset(Config.of(p) for p in metadata.get("repetitions") or []
+                     if p.get("policy") == EXACT)
+
+
+# --- the answers of memory-size searches: sizing.json ---------------------
+
+SIZING = "sizing.json"
+# What a guest of the answer's size does (a smaller one failed, or
+# swapped, which the probe lines tell apart)
+SAYS = {"completes": "completes", "no-swap": "runs without swapping"}
+
+
+@dataclass(frozen=True)
+class Answer:
+    """One search's answer for one stack and arch (sizing.py)."""
+    what: str               # the configuration searched, for the report
+    stack: str
+    arch: str
+    goal: str               # sizing.GOALS
+    lo: int
+    hi: int
+    step: int
+    smallest: int | None    # None: not even at hi
+    below: int | None       # the largest size probed that fell short
+    probes: dict[int, bool]  # size -> held
+    fault: str | None = None  # the probe whose kernel faulted, and how
+    # size -> pages its probe swapped out (None: not counted)
+    swapped: dict[int, float | None] = field(default_factory=dict)
+
+    def text(self) -> str:
+        head = f"{self.stack} ({self.arch}): {SAYS[self.goal]}"
+        if self.fault:
+            return (f"{self.stack} ({self.arch}): FAILED, no answer: the "
+                    f"kernel faulted in the probe of {self.fault} (a broken "
+                    "kernel: see that boot's console)")
+        if self.smallest is None:
+            return f"{head} in no size up to {self.hi} MB"
+        if self.below is None:
+            return (f"{head} from {self.lo} MB, the smallest size tried"
+                    f"{self.swapping(self.lo)}")
+        return (f"{head} from {self.smallest} MB"
+                f"{self.swapping(self.smallest)}, not in {self.below} MB")
+
+    def swapping(self, mem: int) -> str:
+        """How hard a guest that merely completes had to swap: its one
+        probe's pswpout (a page written twice counts twice)."""
+        pages = self.swapped.get(mem)
+        if self.goal == "no-swap" or not pages:
+            return ""
+        return f" (its probe there wrote {pages:,.0f} pages to swap)"
+
+    def key(self) -> tuple:
+        """What a newer answer replaces: the same search, stack, arch
+        and goal."""
+        return self.what, self.stack, self.arch, self.goal
+
+    def line(self) -> str:
+        """The report's sentence."""
+        return (f"{self.what + ': ' if self.what else ''}{self.text()} "
+                f"(goal {self.goal}: bisected between {self.lo} and "
+                f"{self.hi} MB to {self.step} MB)")
+
+
+def answer_of(saved: dict) -> Answer:
+    """An Answer from its JSON (whose keys are strings)."""
+    sizes = {d: {int(k): v for k, v in saved[d].items()}
+             for d in ("probes", "swapped")}
+    return Answer(**{**saved, **sizes})
+
+
+def load_answers(rdir: Path) -> list[Answer]:
+    """The answers saved in rdir: none where no search ran."""
+    path = rdir / SIZING
+    if not path.exists():
+        return []
+    return [answer_of(a) for a in json.loads(path.read_text())]
+
+
+def answer_lines(rdir: Path) -> list[str]:
+    """The report's sentence for each answer saved in rdir."""
+    return [a.line() for a in load_answers(rdir)]
+
+
+def save_answers(rdir: Path, answers: list[Answer]) -> None:
+    """Add answers to rdir's sizing.json; they replace older ones of the
+    same search, stack, arch and goal."""
+    new = {a.key() for a in answers}
+    keep = [a for a in load_answers(rdir) if a.key() not in new]
+    write_json(rdir / SIZING, [asdict(a) for a in keep + answers])

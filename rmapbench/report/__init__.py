@@ -16,10 +16,9 @@ boots.  One module per part: facts, decision, compare, experiments,
 measured, failures; tables.py formats the cells.
 """
 
-import os
 from pathlib import Path
 
-from .. import repetitions, sizing, store, workloads
+from .. import store, workloads
 from ..analysis import ConfigStats, analyse
 from ..record import headline, is_failed
 from . import compare, decision, experiments, facts, failures, measured
@@ -31,11 +30,9 @@ def write_report(run_dir: Path, records: list[dict], metadata: dict,
                  plot_files: list[Path],
                  analysis: list[ConfigStats] | None = None) -> Path:
     """Write run_dir/report.md (atomically) and return its path."""
-    run_dir.mkdir(parents=True, exist_ok=True)
     path = run_dir / "report.md"
-    tmp = path.with_suffix(".md.tmp")
-    tmp.write_text(render(run_dir, records, metadata, plot_files, analysis))
-    os.replace(tmp, path)
+    store.write_atomic(path, render(run_dir, records, metadata, plot_files,
+                                    analysis))
     write_text(run_dir, records, metadata, analysis)
     return path
 
@@ -46,11 +43,11 @@ def write_text(run_dir: Path, records: list[dict], metadata: dict,
     and return it."""
     if analysis is None:
         analysis = analyse(
-            records, checked=repetitions.checked(metadata))
+            records, checked=store.checked(metadata))
     text = decision.text_summary(
         f"rmapbench: {facts.run_id(run_dir, records, metadata)}", records,
         analysis, [r for r in records if is_failed(r)],
-        sizing.lines(run_dir))
+        store.answer_lines(run_dir))
     store.write_atomic(run_dir / TEXT, text)
     return text
 
@@ -60,13 +57,13 @@ def render(run_dir: Path, records: list[dict], metadata: dict,
            analysis: list[ConfigStats] | None = None) -> str:
     if analysis is None:
         analysis = analyse(
-            records, checked=repetitions.checked(metadata))
+            records, checked=store.checked(metadata))
     failed = [r for r in records if is_failed(r)]
     accel = facts.tcg(metadata, records)
     parts = [f"# rmapbench report: "
              f"{facts.run_id(run_dir, records, metadata)}", ""]
     parts += facts.warnings(records, accel, metadata)
-    parts += decision.decision(records, analysis, sizing.lines(run_dir))
+    parts += decision.decision(records, analysis, store.answer_lines(run_dir))
     parts += facts.environment(metadata, records)
     parts += measured.run_time(metadata)
     parts += facts.config_diff(metadata)

@@ -309,7 +309,7 @@ def by_regime(rows: list[Headline]) -> list[tuple[str, list[Headline]]]:
 def decision(records: list[dict], analysis: list[ConfigStats],
              searched: list[str] = ()) -> list[str]:
     """The report's decision section (Markdown); searched: the answers
-    of memory-size searches in the run (sizing.lines)."""
+    of memory-size searches in the run (store.answer_lines)."""
     rows = headlines(analysis)
     others = variant_headlines(analysis, records)
     out = ["## Decision", "",

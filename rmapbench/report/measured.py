@@ -7,8 +7,8 @@ import statistics
 from dataclasses import replace
 from pathlib import Path
 
-from .. import metrics, phases, registry, repetitions, stats, store
-from ..analysis import ConfigStats
+from .. import metrics, phases, registry, stats, store
+from ..analysis import TARGET, ConfigStats
 from ..record import Config, ConfigKey, is_variant, lane
 from ..registry import HOST
 from ..tables import fmt_ratio, ratio_cell, table
@@ -163,7 +163,7 @@ def timed_ratios(analysis: list[ConfigStats]) -> dict[str, Timed]:
             if m.timed and m.direction != metrics.NEUTRAL and c is not None \
                     and c.ratio.value:
                 out.setdefault(k.clock, []).append(
-                    (repetitions.reach(c.ratio), cs, m.name))
+                    (c.ratio.reach, cs, m.name))
     return out
 
 
@@ -178,7 +178,7 @@ def interval_widths(analysis: list[ConfigStats]) -> list[str]:
             groups.setdefault(key, []).append(item)
     rows = []
     for (clock, pressure), items in sorted(groups.items()):
-        inside = sum(1 for w, _, _ in items if w <= repetitions.TARGET)
+        inside = sum(1 for w, _, _ in items if w <= TARGET)
         w, cs, name = max(items, key=lambda t: t[0])
         reach = "no interval" if w == float("inf") else f"±{w:.1%}"
         rows.append([clock, pressure, str(len(items)), str(inside),
@@ -189,11 +189,11 @@ def interval_widths(analysis: list[ConfigStats]) -> list[str]:
     return ["## Interval widths", "",
             f"Per guest clock and memory pressure: the timed metrics' "
             f"{registry.NEW}/{registry.BASE} ratios, how many have a 95% "
-            f"interval within ±{repetitions.TARGET:.0%} of the ratio (the "
+            f"interval within ±{TARGET:.0%} of the ratio (the "
             "target repetitions are added for), and the widest.",
             ""] + table(
         ["clock", "pressure", "timed ratios",
-         f"within ±{repetitions.TARGET:.0%}", "widest: configuration",
+         f"within ±{TARGET:.0%}", "widest: configuration",
          "metric", "ratio [95% CI]", "reach"], rows) + [""]
 
 

@@ -1,6 +1,7 @@
 """The package's imports form no loop: every import of every module of
 rmapbench/, at the top or inside a function, and the modules a package
 imports by importlib, are edges of one graph, and the graph is acyclic.
+And the report reads results without loading the code that boots.
 
 A submodule's implicit import of its parent package is no edge: Python
 only needs the parent started, not finished, so a package importing its
@@ -101,3 +102,24 @@ def test_the_graph_sees_every_kind_of_import():
     assert "rmapbench.sizing" in g["rmapbench.cli"]        # in a function
     assert "rmapbench.stats" in g["rmapbench.analysis"]    # from . import
     assert g["rmapbench.stats"] == set()                   # mathematics
+
+
+# What boots guests: a report of stored results needs none of it.
+BOOT_STACK = ("runner", "executor", "guest", "qemu", "image", "kbuild",
+              "sizing", "repetitions", "experiments")
+
+
+def imported_by(name: str, g: dict[str, set[str]]) -> set[str]:
+    """Every module importing name loads, directly or not."""
+    seen: set[str] = set()
+    todo = [name]
+    while todo:
+        for m in g[todo.pop()] - seen:
+            seen.add(m)
+            todo.append(m)
+    return seen
+
+
+def test_the_report_does_not_load_the_boot_stack():
+    loads = imported_by("rmapbench.report", graph())
+    assert not loads & {f"rmapbench.{m}" for m in BOOT_STACK}

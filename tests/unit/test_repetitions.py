@@ -7,6 +7,7 @@ import pytest
 
 import fabricate
 from rmapbench import experiments, qemu, registry, repetitions, stats
+from rmapbench import store
 from rmapbench.experiments import Experiment
 from rmapbench.registry import HOST, ICOUNT
 
@@ -99,7 +100,7 @@ def test_exact_points_get_one_boot_and_a_check():
     points, decided = decide(DEPTH, agree)
     assert [decided[p].boots for p in points] == [1, 2, 1]
     assert "checked" in decided[points[1]].why
-    assert repetitions.checked({"repetitions": [
+    assert store.checked({"repetitions": [
         {**p.config.fields(), "policy": decided[p].policy.kind}
         for p in points]}) == {p.config for p in points}
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from rmapbench import sizing
+from rmapbench import sizing, store
 from rmapbench.errors import UserError
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -82,8 +82,8 @@ def test_too_small_a_guest_is_refused_before_a_boot():
 
 def test_answers_read_as_sentences():
     def answer(goal, smallest, below):
-        return sizing.Answer("", "anonmm", "x86_64", goal, 64, 512, 16,
-                             smallest, below, {}).text()
+        return store.Answer("", "anonmm", "x86_64", goal, 64, 512, 16,
+                            smallest, below, {}).text()
     assert answer("no-swap", 304, 288) == \
         "anonmm (x86_64): runs without swapping from 304 MB, not in 288 MB"
     assert answer("completes", 64, None) == \
@@ -94,8 +94,8 @@ def test_answers_read_as_sentences():
 
 def test_a_guest_that_merely_completes_says_how_hard_it_swapped():
     def answer(goal, smallest, below, swapped):
-        return sizing.Answer("", "anonmm", "x86_64", goal, 64, 512, 16,
-                             smallest, below, {}, None, swapped).text()
+        return store.Answer("", "anonmm", "x86_64", goal, 64, 512, 16,
+                            smallest, below, {}, None, swapped).text()
     assert answer("completes", 256, 240, {240: None, 256: 21823.0}) == \
         ("anonmm (x86_64): completes from 256 MB (its probe there wrote "
          "21,823 pages to swap), not in 240 MB")
@@ -151,38 +151,27 @@ def test_saved_answers_reach_the_decision_section(tmp_path):
     import json
     from dataclasses import asdict
     from rmapbench.report import decision
-    answer = sizing.Answer("mremap shared K=16", "anonmm", "i386",
-                           "no-swap", 64, 512, 16, 304, 288,
-                           {288: False, 304: True})
+    answer = store.Answer("mremap shared K=16", "anonmm", "i386",
+                          "no-swap", 64, 512, 16, 304, 288,
+                          {288: False, 304: True})
     (tmp_path / "sizing.json").write_text(json.dumps([asdict(answer)]))
-    assert sizing.load(tmp_path) == [answer]
-    said = sizing.lines(tmp_path)
+    assert store.load_answers(tmp_path) == [answer]
+    said = store.answer_lines(tmp_path)
     assert said == ["mremap shared K=16: anonmm (i386): runs without "
                     "swapping from 304 MB, not in 288 MB (goal no-swap: "
                     "bisected between 64 and 512 MB to 16 MB)"]
     section = decision.decision([], [], said)
     assert "### Memory size" in section and f"- {said[0]}" in section
     assert said[0] in decision.text_summary("t", [], [], [], said)
-    assert sizing.lines(tmp_path / "none") == []
-
-
-def test_answers_saved_before_searches_had_names_still_load(tmp_path):
-    import json
-    old = {"stack": "anon_vma", "arch": "x86_64", "goal": "completes",
-           "lo": 64, "hi": 256, "step": 16, "smallest": 64, "below": None,
-           "probes": {"64": True}}
-    (tmp_path / "sizing.json").write_text(json.dumps([old]))
-    (answer,) = sizing.load(tmp_path)
-    assert answer.what == "" and answer.probes == {64: True}
-    assert sizing.lines(tmp_path)[0].startswith("anon_vma (x86_64)")
+    assert store.answer_lines(tmp_path / "none") == []
 
 
 def fake_search(calls):
     def search(exp, stack, arch, goal, lo, hi, step, run_id, accel,
                text=""):
         calls.append((exp.name, stack, arch, run_id))
-        return sizing.Answer(text, stack, arch, goal, lo, hi, step, lo,
-                             None, {lo: True})
+        return store.Answer(text, stack, arch, goal, lo, hi, step, lo,
+                            None, {lo: True})
     return search
 
 
@@ -198,9 +187,9 @@ def test_the_comparison_runs_each_declared_search_per_stack_and_arch(
     monkeypatch.setattr(sizing, "search", fake_search(calls))
     (s,) = [s for s in workloads.searches()
             if s.name == "size-mremap-moves"]
-    other = sizing.Answer("another", "anonmm", "x86_64", "no-swap", 64,
-                          128, 16, 96, 80, {})
-    sizing.save("cmp", [other])
+    other = store.Answer("another", "anonmm", "x86_64", "no-swap", 64,
+                         128, 16, 96, 80, {})
+    store.save_answers(tmp_path / "cmp", [other])
     sizing.run_searches([s], ["anon_vma", "anonmm"], ["x86_64"], "cmp",
                         "tcg")
     # two searches at a time: in either order
@@ -209,7 +198,7 @@ def test_the_comparison_runs_each_declared_search_per_stack_and_arch(
                              for st in ("anon_vma", "anonmm")]
     sizing.run_searches([s], ["anon_vma", "anonmm"], ["x86_64"], "cmp",
                         "tcg")
-    answers = sizing.load(tmp_path / "cmp")
+    answers = store.load_answers(tmp_path / "cmp")
     assert len(answers) == 3 and other in answers
     assert all(a.what == s.text for a in answers if a != other)
 
