@@ -88,6 +88,11 @@ def sums() -> tuple[str, ...]:
     return tuple(line for _, line, _ in lists()["RMB_SUMS"])
 
 
+def sum_fields() -> tuple[str, ...]:
+    """What a result line calls each sum's growth."""
+    return tuple(field for _, _, field in lists()["RMB_SUMS"])
+
+
 def sizes() -> tuple[str, ...]:
     """The structures whose sizeof_<name> /proc/rmapbench shows."""
     return tuple(name for (name,) in lists()["RMB_SIZES"])

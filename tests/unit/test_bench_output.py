@@ -1,6 +1,7 @@
 """The guest workloads (bench/) build, run at tiny sizes on the host and
-print well-formed result lines; bad parameters give one RMB-ERROR line and
-exit code 2.
+print well-formed result lines, with the fields bench/lib/rmb-iface.h
+declares and every metric the workload modules declare; bad parameters
+give one RMB-ERROR line and exit code 2.
 
 Run with: /usr/bin/python3 -m pytest tests/unit/test_bench_output.py
 Sizes stay tiny (a few MB): the host is not a guest.
@@ -15,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from rmapbench import programs
+from rmapbench import iface, metrics, programs, workloads
 
 ROOT = Path(__file__).resolve().parents[2]
 BENCH = ROOT / "bench"
@@ -43,19 +44,21 @@ def declared_params() -> frozenset[str]:
 
 COMMON = ("workload", "mode", "record", "scheme", "arch", "page_size_bytes",
           "low_total_kb", "seed", "verified_pages", "verify_mismatch_pages")
-DELTA = ("slab_vm_area_struct_delta_bytes", "slab_anon_vma_delta_bytes",
-         "slab_anon_vma_chain_delta_bytes", "slab_anonmm_delta_bytes",
-         "slab_mm_struct_delta_bytes", "page_tables_delta_kb",
-         "memfree_consumed_kb", "lowfree_consumed_kb",
-         "anon_rmap_walk_count", "anon_rmap_visit_count",
-         "anon_rmap_pte_count", "anon_rmap_trylock_fail_count",
-         "anon_rmap_contended_keep_pages",
-         "anon_rmap_orphan_pages", "mremap_anon_copy_pages",
-         "anon_swapin_copy_pages", "anon_pages_test_pte_count",
-         "pswpout_pages", "pswpin_pages", "pgmajfault_count")
-ABSOLUTE = ("slab_vm_area_struct_bytes", "slab_anon_vma_bytes",
-            "slab_anon_vma_chain_bytes", "slab_anonmm_bytes",
+
+
+def slab_fields(what: str) -> tuple[str, ...]:
+    return tuple(f"slab_{name}_{what}" for name in iface.slabs())
+
+
+# What the library writes of a snapshot (rmb_json_snap) and of the growth
+# between two (rmb_json_delta), from the caches and counters of
+# bench/lib/rmb-iface.h as iface.py reads them.
+ABSOLUTE = (*slab_fields("bytes"), *slab_fields("objs_count"),
             "page_tables_kb", "mem_free_kb", "low_free_kb", "high_free_kb")
+DELTA = (*slab_fields("delta_bytes"), *slab_fields("delta_objs_count"),
+         "slab_total_delta_bytes", "page_tables_delta_kb",
+         "memfree_consumed_kb", "lowfree_consumed_kb",
+         *(c.field for c in iface.counters()), *iface.sum_fields())
 BUNDLE = ("workers_count", "processes_count", "data_pages",
           "mms_per_data_page_count", "lock_failed_count", "data_swapped_pages",
           "spawn_ns", "spawn_pswpout_pages", "floor_ns",
@@ -77,12 +80,11 @@ SELFRECLAIM = ("data_pages", "mem_available_kb", "swap_total_kb",
 STATS = ("_min_ns", "_median_ns", "_p90_ns", "_max_ns", "_mean_ns")
 
 
-def per(unit):
-    return (f"slab_vm_area_struct_per_{unit}_bytes",
-            f"slab_anon_vma_per_{unit}_bytes",
-            f"slab_anon_vma_chain_per_{unit}_bytes",
-            f"slab_anonmm_per_{unit}_bytes",
+def per(unit: str) -> tuple[str, ...]:
+    """What the library writes of a growth per unit (rmb_json_per)."""
+    return (*slab_fields(f"per_{unit}_bytes"), f"slab_total_per_{unit}_bytes",
             f"page_tables_per_{unit}_bytes",
+            f"memfree_consumed_per_{unit}_bytes",
             f"lowfree_consumed_per_{unit}_bytes")
 
 
@@ -110,6 +112,13 @@ def built():
 def run(out, prog, *args, timeout=30):
     return subprocess.run([str(out / prog), *args], capture_output=True,
                           text=True, timeout=timeout)
+
+
+@functools.cache
+def case_run(case: str) -> subprocess.CompletedProcess:
+    """The run of one of CASES (once per session: two tests read it)."""
+    prog, args, _ = CASES[case]
+    return run(OUT, prog, *args)
 
 
 LINE = {"workload", "mode", "record", "scheme", "arch", "params",
@@ -232,7 +241,7 @@ CASES = {
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_program_output(built, case):
     prog, args, fields = CASES[case]
-    res = run(built, prog, *args)
+    res = case_run(case)
     results, errors = parse(res.stdout)
     assert res.returncode == 0 and not errors, res.stdout + res.stderr
     assert results
@@ -253,6 +262,46 @@ def test_program_output(built, case):
     assert summary[0]["verified_pages"] > 0
     if not Path("/proc/rmapbench").exists():
         assert summary[0]["scheme"] == "unknown"
+
+
+# Workloads whose metrics no program of bench/ prints, and why: a tool
+# of a guest image's extras writes them and the workload's records()
+# read its output (from a sample of it: test_runner.py, test_stressng.py).
+NO_PROGRAM = {"fio": "fio's JSON, in a guest with the fio extra",
+              "stressng": "stress-ng's YAML, in a guest with its extra"}
+
+
+def mode_case(w: workloads.Workload, mode: str) -> str:
+    """The first of CASES that runs w's program in mode."""
+    for name, (prog, args, _) in sorted(CASES.items()):
+        given = dict(a.split("=", 1) for a in args)
+        if prog == w.program and \
+                given.get("mode", w.mode_names()[0]) == mode:
+            return name
+    raise AssertionError(f"no case of CASES runs {w.program} mode={mode}: "
+                         "add one")
+
+
+def test_every_workload_without_a_program_says_why():
+    assert {w.name for w in workloads.WORKLOADS.values()
+            if w.program is None} == set(NO_PROGRAM)
+
+
+@pytest.mark.parametrize("workload,mode", [
+    (w, m.name) for w, m in metrics.catalogue()
+    if workloads.workload(w).program])
+def test_every_declared_metric_is_printed(built, workload, mode):
+    """A metric a mode declares (its tables and verdicts compare it)
+    appears in a host run's lines of the mode's record kind: a name the
+    program does not print would show only as "not measured"."""
+    w = workloads.workload(workload)
+    declared = w.mode(mode)
+    results, _ = parse(case_run(mode_case(w, mode)).stdout)
+    lines = [r for r in results if r["record"] == declared.record]
+    assert lines, (workload, mode, declared.record)
+    missing = [m.name for m in declared.metrics
+               if not any(m.name in r for r in lines)]
+    assert not missing, (workload, mode, missing)
 
 
 def test_depth_has_a_line_per_generation(built):
