@@ -3,7 +3,8 @@ kernel fault line or a data mismatch must turn into failures."""
 
 import json
 
-from rmapbench import check, console, guest, qemu
+import fakeguest
+from rmapbench import check
 
 
 IDLE_COUNTS = ("before", "held", "after")    # the rmb-idle steps, in order
@@ -41,12 +42,8 @@ def fake_run(tmp_path, plan, step_output, arch="x86_64", slabs=None,
         lines += step_output.get(n, [])
         lines.append(f"RMB-STEP-END {n} rc={rcs.get(n, 0)} ms=10")
     lines.append("RMB-DONE rc=0")
-    log = tmp_path / "console.log"
-    log.write_text("\n".join(lines) + "\n")
-    con = console.parse(log.read_text())
-    boot = qemu.BootResult(log, 1.0, False, 0, [])
-    return guest.GuestRun("anon_vma", arch, boot, con,
-                          guest.verdict(boot, con))
+    return fakeguest.run_of("\n".join(lines) + "\n",
+                            tmp_path / "console.log", "anon_vma", arch)
 
 
 def good_summary(mode):

@@ -6,7 +6,8 @@ from pathlib import Path
 import pytest
 
 import fabricate
-from rmapbench import console, experiments, guest, plots, qemu, report
+import fakeguest
+from rmapbench import experiments, plots, report
 from rmapbench import runner, workloads
 from rmapbench.workloads.base import HIGHER, Experiment, Figure, Mode, \
     Workload, metric
@@ -60,12 +61,7 @@ def test_its_result_lines_become_records(toy, tmp_path):
             "\"mode\":\"spin\",\"record\":\"summary\",\"scheme\":\"anonmm\","
             "\"params\":{\"n\":1},\"metrics\":{\"spins_per_s\":9.5}}\n"
             "RMB-STEP-END 1 rc=0 ms=1\nRMB-DONE rc=0\n")
-    log = tmp_path / "c.log"
-    log.write_text(text)
-    boot = qemu.BootResult(log, 1.0, False, 0, [])
-    con = console.parse(text)
-    run = guest.GuestRun("anonmm", "x86_64", boot, con,
-                         guest.verdict(boot, con))
+    run = fakeguest.run_of(text, tmp_path / "c.log")
     (rec,) = runner.records_of(case, run, "r", "tcg")
     assert rec["metrics"] == {"spins_per_s": 9.5} and not rec["failed"]
 

@@ -3,7 +3,8 @@ suite's boots per vCPU count."""
 
 import json
 
-from rmapbench import check, console, executor, guest, plan, qemu, store
+import fakeguest
+from rmapbench import check, executor, plan, qemu, store
 from rmapbench.check import suite
 
 
@@ -20,21 +21,8 @@ def test_plan_lines_and_owners():
     assert plan.of(plan.info(), plan.sample(1)) == "info\nsample 1\n"
 
 
-def fake_guest(monkeypatch, booted):
-    def run(boot, log, accel="tcg"):
-        booted.append(boot.plan)
-        log.parent.mkdir(parents=True, exist_ok=True)
-        log.write_text("RMB-DONE rc=0\n")
-        result = qemu.BootResult(log, 2.0, False, 0, ["qemu"])
-        con = console.parse(log.read_text())
-        return guest.GuestRun(boot.stack, boot.arch, result, con,
-                              guest.verdict(result, con))
-    monkeypatch.setattr(executor.guest, "run", run)
-
-
 def test_executor_runs_what_the_store_lacks(tmp_path, monkeypatch):
-    booted = []
-    fake_guest(monkeypatch, booted)
+    booted = fakeguest.install(monkeypatch, lambda boot: "RMB-DONE rc=0\n")
     jobs = [executor.Job(k, k, qemu.Boot("anonmm", "x86_64", f"sh {k}\n",
                                          mem_mb=128, timeout_s=9))
             for k in ("a", "b", "c")]
@@ -43,7 +31,8 @@ def test_executor_runs_what_the_store_lacks(tmp_path, monkeypatch):
     out = executor.execute(jobs, tmp_path, "tcg",
                            lambda job, run: {"mine": job.key},
                            lambda job, r: said.append(job.key))
-    assert booted == ["sh a\n", "sh c\n"] and said == ["a", "c"]
+    assert [b.plan for b, _ in booted] == ["sh a\n", "sh c\n"]
+    assert said == ["a", "c"]
     assert [r["mine"] for r in out] == ["a", "old", "c"]
     saved = json.loads(store.boot_file(tmp_path, "c").read_text())
     assert saved["failure"] is None and saved["seconds"] == 2.0

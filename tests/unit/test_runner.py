@@ -5,7 +5,8 @@ from pathlib import Path
 
 import pytest
 
-from rmapbench import console, guest, qemu, reparse, runner, store
+import fakeguest
+from rmapbench import guest, reparse, runner, store
 from rmapbench import experiments
 from rmapbench.errors import UserError
 from rmapbench.record import Config
@@ -26,12 +27,8 @@ RMB-DONE rc=0
 
 
 def fake_run(tmp_path: Path, text: str, timed_out=False) -> guest.GuestRun:
-    log = tmp_path / "console.log"
-    log.write_text(text)
-    boot = qemu.BootResult(log, 1.0, timed_out, None if timed_out else 0, [])
-    con = console.parse(text)
-    return guest.GuestRun("anonmm", "x86_64", boot, con,
-                          guest.verdict(boot, con))
+    return fakeguest.run_of(text, tmp_path / "console.log",
+                            timed_out=timed_out)
 
 
 def test_results_become_records(tmp_path):
@@ -149,20 +146,13 @@ def test_two_experiments_of_one_configuration_share_a_boot(tmp_path,
     monkeypatch.setattr(store.paths, "RESULTS", tmp_path)
     twin = dataclasses.replace(CASE, config=dataclasses.replace(
         CASE.config, experiment="vma-twin"))
-    booted = []
-
-    def boot(b: qemu.Boot, log: Path, accel: str) -> guest.GuestRun:
-        booted.append(log.name)
-        log.parent.mkdir(parents=True, exist_ok=True)
-        log.write_text(OK_CONSOLE)
-        return fake_run(tmp_path, OK_CONSOLE)
-
-    monkeypatch.setattr(runner.executor.guest, "run", boot)
+    booted = fakeguest.install(monkeypatch, lambda boot: OK_CONSOLE)
     rdir = store.run_dir("shared")
     again = dataclasses.replace(CASE, rep=1)
     runner.execute([CASE, twin, again], rdir, "shared", "tcg")
     # a repetition is a boot of its own, even of the same configuration
-    assert booted == [f"{CASE.key()}.log", f"{again.key()}.log"]
+    assert [log.name for _, log in booted] == [f"{CASE.key()}.log",
+                                               f"{again.key()}.log"]
     recs = [r for r in store.load_records(rdir) if r["rep"] == 0]
     assert sorted(r["experiment"] for r in recs) == ["vma-cost", "vma-twin"]
     assert all(r["metrics"]["vmas_count"] == 100 for r in recs)
@@ -201,18 +191,11 @@ def test_packing_cases_run_in_one_boot_each_judged_alone(tmp_path,
     big = dataclasses.replace(small, config=dataclasses.replace(
         small.config, params=(("V", 200),)))
     other_rep = dataclasses.replace(small, rep=1)
-    plans = []
-
-    def boot(b: qemu.Boot, log: Path, accel: str) -> guest.GuestRun:
-        plans.append(b.plan)
-        text = console_of(b.plan, failing="V=200")
-        log.parent.mkdir(parents=True, exist_ok=True)
-        log.write_text(text)
-        return fake_run(tmp_path, text)
-
-    monkeypatch.setattr(runner.executor.guest, "run", boot)
+    booted = fakeguest.install(
+        monkeypatch, lambda boot: console_of(boot.plan, failing="V=200"))
     rdir = store.run_dir("packed")
     runner.execute([small, big, other_rep], rdir, "packed", "tcg")
+    plans = [b.plan for b, _ in booted]
     # one boot per repetition; swapon once, then each case after its mark
     assert len(plans) == 2
     assert plans[0].splitlines() == [

@@ -3,13 +3,15 @@ beside its headline (the 2004 tail), in the plan, the records and the
 report, with fake boots and fabricated records."""
 
 import dataclasses
+import itertools
 import re
 from pathlib import Path
 
 import pytest
 
 import fabricate
-from rmapbench import console, experiments, guest, qemu, registry, report
+import fakeguest
+from rmapbench import experiments, qemu, registry, report
 from rmapbench import reparse, repetitions, runner, store
 from rmapbench.analysis import analyse
 from rmapbench.errors import UserError
@@ -86,12 +88,15 @@ def test_an_unknown_order_is_refused_in_one_line(call, says):
     assert "\n" not in str(err.value)
 
 
-def fake_kernel(booted: list, confirms: bool = True):
-    """A guest.run that logs the fork order its anonmm kernel was given
-    (unless confirms is False: a kernel without the option) and prints a
-    fork+exit rate for every run line."""
-    def run(boot: qemu.Boot, log: Path, accel: str) -> guest.GuestRun:
-        booted.append((boot.stack, boot.append))
+def kernel_console(confirms: bool = True):
+    """The console of a kernel that logs the fork order its anonmm
+    kernel was given (unless confirms is False: a kernel without the
+    option) and prints a fork+exit rate for every run line, a new one
+    each boot."""
+    boots = itertools.count(1)
+
+    def text(boot: qemu.Boot) -> str:
+        n = next(boots)
         order = "after_parent" if AFTER in boot.append else "tail"
         lines = [f"[    0.500000] anonmm: fork order {order}"] \
             if boot.stack == "anonmm" and (confirms or order == "tail") \
@@ -100,19 +105,13 @@ def fake_kernel(booted: list, confirms: bool = True):
         for n, step in enumerate(steps, 1):
             lines.append(f"RMB-STEP {n}/{len(steps)} {step}")
             if step.startswith("run "):
-                rate = 1000 + 10 * len(booted)
+                rate = 1000 + 10 * n
                 lines.append('RMB-RESULT {"workload":"fork","mode":"rate",'
                              f'"scheme":"{boot.stack}","params":{{}},'
                              f'"metrics":{{"forks_per_s":{rate}}}}}')
             lines.append(f"RMB-STEP-END {n} rc=0 ms=5")
-        text = "\n".join(lines + ["RMB-DONE rc=0"]) + "\n"
-        log.parent.mkdir(parents=True, exist_ok=True)
-        log.write_text(text)
-        result = qemu.BootResult(log, 1.0, False, 0, ["qemu"])
-        con = console.parse(text)
-        return guest.GuestRun(boot.stack, boot.arch, result, con,
-                              guest.verdict(result, con))
-    return run
+        return "\n".join(lines + ["RMB-DONE rc=0"]) + "\n"
+    return text
 
 
 RATE = experiments.Experiment("t-order", "fork", "rate", ("x86_64",),
@@ -125,12 +124,10 @@ def run_rate(tmp_path, monkeypatch, confirms: bool = True):
     monkeypatch.setattr(runner, "require_kernels", lambda cases: None)
     monkeypatch.setattr(runner.environment, "collect",
                         lambda *args: {"run_id": "t"})
-    booted: list = []
-    monkeypatch.setattr(runner.executor.guest, "run",
-                        fake_kernel(booted, confirms))
+    booted = fakeguest.install(monkeypatch, kernel_console(confirms))
     rdir = runner.run_experiments([RATE], STACKS, ["x86_64"], 2, "t",
                                   "t", "tcg")
-    return booted, rdir
+    return [(b.stack, b.append) for b, _ in booted], rdir
 
 
 def test_a_run_boots_the_variant_beside_one_set_of_base_boots(
