@@ -1,5 +1,5 @@
 """A run's records analysed: per configuration and lane, the statistics
-(stats.py) of every metric the workloads' catalogue (metrics.py)
+(stats.py) of every metric the workloads declare (metrics.py)
 compares.
 
 Records (records.jsonl dicts) are grouped by configuration and lane
@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 
 from . import metrics
 from .record import Config, ConfigKey, group, is_variant, metric_values
-from .registry import BASE, NEW
+from .testbed import BASE, NEW
 from .stats import Comparison, Summary, compare, summarize
 
 # How comparisons name their two sides, a variant lane's included.
@@ -50,8 +50,8 @@ class ConfigStats:
 
 
 def metric_names(key: ConfigKey, stacks: dict[str, list[dict]]) -> list[str]:
-    """The catalogue's metrics for the configuration's workload/mode, or
-    every numeric metric its records carry when the catalogue has none."""
+    """The metrics the configuration's workload/mode declares, or every
+    numeric metric its records carry when it declares none."""
     names = [m.name for m in metrics.primary(key.workload, key.mode)]
     if names:
         return names
@@ -96,7 +96,7 @@ def analyse(records: list[dict], primary_only: bool = True,
             ) -> list[ConfigStats]:
     """ConfigStats of every configuration, in a stable order.
 
-    primary_only: only the record kind the catalogue compares for each
+    primary_only: only the record kind the mode compares for each
     workload/mode (capacity `step` lines and depth `summary` lines are
     left out); unknown workloads keep all their records.  checked: the
     configurations whose exact counts the run checked.

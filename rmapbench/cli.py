@@ -7,24 +7,24 @@ from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 
 from . import check, experiments, guest, kbuild, paths, phases, preflight
-from . import programs, registry
+from . import programs, testbed
 from . import reparse, runner, smoke
 from . import store, workloads
 from .errors import UserError
 
 
 def stacks_arg(value: str) -> list[str]:
-    return [registry.stack(v).name for v in value.split(",")]
+    return [testbed.stack(v).name for v in value.split(",")]
 
 
 def arches_arg(value: str) -> list[str]:
-    return [registry.arch(v).name for v in value.split(",")]
+    return [testbed.arch(v).name for v in value.split(",")]
 
 
 def add_targets(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--stack", default=",".join(registry.stack_names()),
+    p.add_argument("--stack", default=",".join(testbed.stack_names()),
                    help="comma-separated stacks (default: both)")
-    p.add_argument("--arch", default=",".join(registry.arch_names()),
+    p.add_argument("--arch", default=",".join(testbed.arch_names()),
                    help="comma-separated arches (default: both)")
 
 
@@ -38,7 +38,7 @@ def cmd_config_diff(args: argparse.Namespace) -> int:
     for arch in arches_arg(args.arch):
         lines, unfair = kbuild.config_diff(arch)
         print(f"{arch}: {len(lines)} symbol(s) differ between "
-              f"{' and '.join(registry.stack_names())}")
+              f"{' and '.join(testbed.stack_names())}")
         for line in lines:
             print(f"  {line}")
         if unfair:
@@ -66,14 +66,14 @@ def reps_arg(value: str) -> int | None:
 
 
 def clocks_arg(value: str) -> tuple[str, ...]:
-    return tuple(registry.clock(v).name for v in value.split(","))
+    return tuple(testbed.clock(v).name for v in value.split(","))
 
 
 def add_run_options(p: argparse.ArgumentParser, reps: str) -> None:
     add_targets(p)
     p.add_argument("--reps", type=reps_arg, default=reps_arg(reps),
                    help="repetitions of every point, or auto: decided per "
-                   "point from the metric catalogue (docs/results-format"
+                   "point from the declared metrics (docs/results-format"
                    f".md; default {reps})")
     p.add_argument("--run-id", help="results/<run-id>; the default names "
                    "the inputs, so running the same command again resumes")
@@ -103,7 +103,7 @@ def cmd_size(args: argparse.Namespace) -> int:
     sizing.check_range(args.lo, args.hi, args.step)
     exp = experiments.custom(args.workload, args.mode, args.param or [],
                              None, arches_arg(args.arch), args.timeout,
-                             clocks=(registry.clock(args.clock).name,))
+                             clocks=(testbed.clock(args.clock).name,))
     sizing.check_single(exp)
     stacks = stacks_arg(args.stack)
     accel = guest.choose_accel(args.accel)
@@ -287,7 +287,7 @@ def add_kernel_commands(sub: Sub) -> None:
     p.set_defaults(func=cmd_build)
     p = sub.add_parser("config-diff",
                        help="show how the stacks' .config files differ")
-    p.add_argument("--arch", default=",".join(registry.arch_names()))
+    p.add_argument("--arch", default=",".join(testbed.arch_names()))
     p.set_defaults(func=cmd_config_diff)
     p = sub.add_parser("smoke", help="boot each kernel once and show its "
                        "scheme, struct sizes and counters")
@@ -319,10 +319,10 @@ def add_run_commands(sub: Sub) -> None:
                    help="extra kernel command line arguments (every stack)")
     p.add_argument("--variant", action="append", default=[], metavar="ARG",
                    help="also boot a stack variant, its stack with ARG: "
-                   f"{', '.join(registry.variant_names())} (repeatable)")
-    p.add_argument("--clock", default=registry.HOST,
+                   f"{', '.join(testbed.variant_names())} (repeatable)")
+    p.add_argument("--clock", default=testbed.HOST,
                    help="guest clock(s), comma-separated: "
-                   f"{', '.join(registry.clock_names())} (default host)")
+                   f"{', '.join(testbed.clock_names())} (default host)")
     p.add_argument("--vcpus", default="1", metavar="N1,N2",
                    help="the guest's vCPU counts, each a point of its own "
                    "(default 1)")
@@ -377,9 +377,9 @@ def add_size_command(sub: Sub) -> None:
                    help="the answer's precision, MB (default 16)")
     p.add_argument("--timeout", type=float, default=900.0,
                    help="seconds per boot (default 900)")
-    p.add_argument("--clock", default=registry.HOST,
+    p.add_argument("--clock", default=testbed.HOST,
                    help="the probes' guest clock: "
-                   f"{', '.join(registry.clock_names())} (default host; "
+                   f"{', '.join(testbed.clock_names())} (default host; "
                    "icount makes a probe near the threshold repeat)")
     add_targets(p)
     p.add_argument("--run-id", help="results/<run-id> (default: "

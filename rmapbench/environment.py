@@ -7,7 +7,7 @@ import shlex
 import sys
 import time
 
-from . import experiments, image, kbuild, paths, qemu, registry
+from . import experiments, image, kbuild, paths, qemu, testbed
 
 
 def file_sha(path) -> str | None:
@@ -28,13 +28,13 @@ def host_cpu() -> str:
 
 def series_digests() -> dict[str, str]:
     return {s: kbuild.digest(kbuild.read_series(kbuild.series_file(s)))
-            for s in registry.stack_names()}
+            for s in testbed.stack_names()}
 
 
 def config_shas() -> dict[str, str | None]:
     return {f"{s}/{a}": file_sha(paths.build_dir(s, a) / ".config")
-            for s in registry.stack_names()
-            for a in registry.arch_names()}
+            for s in testbed.stack_names()
+            for a in testbed.arch_names()}
 
 
 def bench_digest() -> str:

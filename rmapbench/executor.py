@@ -14,7 +14,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import guest, plan, qemu, registry, scratch, store
+from . import guest, plan, qemu, scratch, store, testbed
 from .progress import Progress
 
 
@@ -70,9 +70,9 @@ def weight(boot: qemu.Boot) -> int:
 
 def clock_text(accel: str, clock: str) -> str:
     """'tcg', or 'tcg, icount' for a boot on another clock."""
-    entry = registry.clock(clock)
+    entry = testbed.clock(clock)
     accel = qemu.accel_of(accel, entry)
-    return accel if clock == registry.HOST else f"{accel}, {clock}"
+    return accel if clock == testbed.HOST else f"{accel}, {clock}"
 
 
 def stored(rdir: Path, key: str) -> dict:

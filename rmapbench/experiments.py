@@ -16,10 +16,10 @@ import json
 from dataclasses import dataclass, replace
 
 from . import plan as guestplan
-from . import programs, registry, workloads
+from . import programs, testbed, workloads
 from .errors import UserError
 from .record import Config
-from .registry import HOST
+from .testbed import HOST
 from .workloads import Experiment, SizeSearch
 
 
@@ -35,7 +35,7 @@ class Case:
     rep: int
     timeout_s: float
     packs: bool = False     # Experiment.packs
-    variant: str = ""       # a stack variant's kernel arguments (registry)
+    variant: str = ""       # a stack variant's kernel arguments (testbed)
 
     def key(self) -> str:
         """A file-name-safe, unique, stable name for this boot (the
@@ -53,8 +53,8 @@ class Case:
 
     @property
     def lane(self) -> str:
-        """Its stack, and its variant if it boots one (registry.lane)."""
-        return registry.lane(self.stack, self.variant)
+        """Its stack, and its variant if it boots one (testbed.lane)."""
+        return testbed.lane(self.stack, self.variant)
 
     def kernel_args(self) -> str:
         """What its boot adds to the harness's own kernel arguments:
@@ -139,7 +139,7 @@ class Point:
         wants: each stack's headline, then each variant the experiment
         declares whose stack is among stacks (an unknown variant is a
         UserError here, before any boot)."""
-        variants = [registry.stack_variant(v) for v in self.exp.variants]
+        variants = [testbed.stack_variant(v) for v in self.exp.variants]
         return [(s, "") for s in stacks] + [
             (v.stack, v.args) for v in variants if v.stack in stacks]
 
@@ -155,7 +155,7 @@ def sweep_points(exp: Experiment, arches: list[str]) -> list[Point]:
                               params, clock, vcpus, exp.append))
             for clock in exp.clocks for vcpus in exp.vcpus
             for arch in (a for a in exp.arches if a in arches)
-            for mem in exp.mem_mb.get(arch, [registry.arch(arch).mem_mb])
+            for mem in exp.mem_mb.get(arch, [testbed.arch(arch).mem_mb])
             for params in points(exp)]
 
 
@@ -206,7 +206,7 @@ def custom(workload: str, mode: str | None, params: list[str],
         raise UserError(f"workload {workload} has no mode '{mode}': choose "
                         f"one of {', '.join(modes)}")
     for extra in w.extras:     # only where its image extras can be packed
-        arches = [a for a in arches if a in registry.arches_with(extra)]
+        arches = [a for a in arches if a in testbed.arches_with(extra)]
     sweep = parse_params(params)
     if w.program:       # refused here, not by a guest after a boot
         programs.check(w.program, workload, mode, sweep)
@@ -216,11 +216,11 @@ def custom(workload: str, mode: str | None, params: list[str],
             raise UserError(f"malformed memory sizes '{mem}': use MB "
                             "numbers, e.g. 128,256")
     for clock in clocks:
-        registry.clock(clock)       # an unknown clock is refused here
+        testbed.clock(clock)       # an unknown clock is refused here
     check_vcpus(vcpus, clocks)
-    registry.check_append(append)
+    testbed.check_append(append)
     for variant in variants:
-        registry.stack_variant(variant)     # refused here, not by a boot
+        testbed.stack_variant(variant)     # refused here, not by a boot
     return Experiment("custom", workload, mode, tuple(arches),
                       sweep=sweep, mem_mb=sizes,
                       timeout_s=timeout_s, append=append, clocks=clocks,
@@ -247,7 +247,7 @@ def check_vcpus(vcpus: tuple[int, ...], clocks: tuple[str, ...]) -> None:
                         f" out of range: give 1 to {MAX_VCPUS}, e.g. "
                         "--vcpus 1,2")
     for clock in clocks:
-        most = registry.clock(clock).max_vcpus
+        most = testbed.clock(clock).max_vcpus
         if max(vcpus) > most:
             raise UserError(f"the {clock} clock boots guests of at most "
                             f"{most} vCPU(s), not {max(vcpus)}: run SMP "

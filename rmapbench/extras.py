@@ -15,7 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import bench, debs, paths, registry
+from . import benchbuild, debs, paths, testbed
 from .errors import UserError
 
 Files = tuple[tuple[Path, str], ...]      # (host file, path in the guest)
@@ -49,13 +49,13 @@ def dynamic_tool(tool: str, binary: Path) -> FilesOf:
     """Debian's package tool (its program binary) with every library it
     loads, at their own paths: on the host's arch the installed one
     (ldd), on another the package of that arch, downloaded and unpacked
-    into the cache (debs.py).  Only the arches whose registry entry
+    into the cache (debs.py).  Only the arches whose testbed entry
     lists the tool have it."""
     def files(arch: str) -> tuple[Files, str | None]:
-        entry = registry.arch(arch)
+        entry = testbed.arch(arch)
         if tool not in entry.tools:
             return (), f"{tool} is packed for " \
-                f"{', '.join(registry.arches_with(tool))} only, not {arch}"
+                f"{', '.join(testbed.arches_with(tool))} only, not {arch}"
         if entry.deb_arch != host_deb_arch():
             try:
                 return debs.tool_files(tool, str(binary),
@@ -78,7 +78,7 @@ def host_deb_arch() -> str:
 
 def selftest_files(arch: str) -> tuple[Files, str | None]:
     """The kernel's mm selftests built static for arch (selftests.mk)."""
-    res = bench.make(arch, "selftests")
+    res = benchbuild.make(arch, "selftests")
     if res.returncode != 0:
         lines = (res.stderr or res.stdout).strip().splitlines()
         return (), "building the selftests failed: " + (

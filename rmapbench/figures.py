@@ -2,7 +2,7 @@
 series with error bars, grouped and stacked bars, labels and saving.
 
 A workload module's figures (its Figure declarations) are drawn with
-these; each stack has the same colour in every figure (registry) and
+these; each stack has the same colour in every figure (testbed) and
 error bars are the 95% CI of the mean where n > 1.  Failed records are
 never drawn.
 """
@@ -12,7 +12,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from . import registry, stats
+from . import stats, testbed
 from .record import Config, is_failed, metric_values
 
 log = logging.getLogger("rmapbench.plots")
@@ -31,7 +31,7 @@ def _pyplot() -> Any:
 
 
 def colour(stack: str) -> str:
-    return registry.colour(stack)
+    return testbed.colour(stack)
 
 
 def save(fig: Any, out_dir: Path, stem: str) -> list[Path]:
@@ -160,7 +160,7 @@ def series(recs: list[dict], x: Callable[[dict], Any], value: Value,
 
 def _stack_first(sk: tuple[str, str]) -> tuple:
     stack, label = sk
-    return (registry.stack_order(stack), stack, label)
+    return (testbed.stack_order(stack), stack, label)
 
 
 def draw_series(ax: Any, data: Series, labels: dict[str, str]) -> None:
@@ -172,7 +172,7 @@ def draw_series(ax: Any, data: Series, labels: dict[str, str]) -> None:
         arch = label.split()[0] if label else ""
         ax.errorbar([p[0] for p in pts], [p[1].mean for p in pts],
                     yerr=yerr([p[1] for p in pts]), color=colour(stack),
-                    linestyle=style, marker=registry.marker(arch),
+                    linestyle=style, marker=testbed.marker(arch),
                     capsize=3, label=" ".join(
                         t for t in (labels.get(stack, stack), label) if t))
 
@@ -240,7 +240,7 @@ def draw_stacked(ax: Any, bars: Bars, parts: int) -> None:
     cats = list(bars)
     width = 0.38
     for ci, cat in enumerate(cats):
-        for si, stack in enumerate(registry.stack_names()):
+        for si, stack in enumerate(testbed.stack_names()):
             reps = bars[cat].get(stack)
             if not reps:
                 continue
@@ -270,7 +270,7 @@ def stacked_legend(fig: Any, labels: dict[str, str],
                    parts: list[str]) -> None:
     from matplotlib.patches import Patch
     handles = [Patch(color=colour(s), label=labels.get(s, s))
-               for s in registry.stack_names()]
+               for s in testbed.stack_names()]
     handles += [Patch(facecolor=shade("#888888", 0.12 * i), hatch=HATCHES[i],
                       edgecolor="black", label=name)
                 for i, name in enumerate(parts)]
@@ -307,7 +307,7 @@ def draw_grouped(ax: Any, cells: dict[tuple, dict[str, list[dict]]],
     width = 0.38
     means = []
     for ci, key in enumerate(cells):
-        for si, stack in enumerate(registry.stack_names()):
+        for si, stack in enumerate(testbed.stack_names()):
             s = summary_of(cells[key].get(stack, []), value)
             if s is None:
                 continue
@@ -330,6 +330,6 @@ def draw_grouped(ax: Any, cells: dict[tuple, dict[str, list[dict]]],
 def stack_legend(fig: Any, labels: dict[str, str]) -> None:
     from matplotlib.patches import Patch
     fig.legend(handles=[Patch(color=colour(s), label=labels.get(s, s))
-                        for s in registry.stack_names()],
+                        for s in testbed.stack_names()],
                loc="lower center", ncol=2,
                bbox_to_anchor=(0.5, -0.01))

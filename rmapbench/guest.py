@@ -6,7 +6,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from . import console as consolemod
-from . import image, kbuild, qemu, registry, scratch
+from . import image, kbuild, qemu, scratch, testbed
 from .errors import UserError
 
 PROBE_TIMEOUT_S = 25.0
@@ -111,7 +111,7 @@ def choose_accel(requested: str) -> str:
 
 
 def probe_kvm() -> bool:
-    stack, arch = registry.BASE, "x86_64"
+    stack, arch = testbed.BASE, "x86_64"
     if not kbuild.kernel_image(stack, arch).exists():
         return False
     with tempfile.TemporaryDirectory(prefix="rmapbench-probe-") as tmp:

@@ -15,7 +15,7 @@ import tempfile
 import threading
 from pathlib import Path
 
-from . import bench, iface, paths, registry
+from . import benchbuild, iface, paths, testbed
 from .extras import Files
 from .errors import UserError
 
@@ -40,7 +40,7 @@ def fetch_busybox(arch: str, target: Path) -> Path:
     """apt-get download busybox-static:ARCH and unpack only its binary."""
     work = Path(tempfile.mkdtemp(prefix="rmapbench-busybox-"))
     try:
-        pkg = f"busybox-static:{registry.arch(arch).deb_arch}"
+        pkg = f"busybox-static:{testbed.arch(arch).deb_arch}"
         res = subprocess.run(["apt-get", "download", pkg], cwd=work,
                              capture_output=True, text=True)
         debs = list(work.glob("busybox-static_*.deb"))
@@ -61,7 +61,7 @@ def bench_binaries(arch: str) -> list[Path]:
     """Build bench/ for arch and list its programs (none yet is fine)."""
     if not (paths.BENCH / "Makefile").exists():
         return []
-    res = bench.make(arch)
+    res = benchbuild.make(arch)
     if res.returncode != 0:
         raise UserError(f"building bench/ for {arch} failed:\n"
                         f"{res.stdout}{res.stderr}")

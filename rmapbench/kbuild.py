@@ -14,7 +14,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from . import paths, registry
+from . import paths, testbed
 from .errors import UserError
 from .progress import Progress, fmt_seconds
 
@@ -70,7 +70,7 @@ def series_file(stack: str) -> Path:
 
 def kernel_image(stack: str, arch: str) -> Path:
     """The bzImage the build of stack for arch leaves."""
-    return paths.build_dir(stack, arch) / registry.arch(arch).image
+    return paths.build_dir(stack, arch) / testbed.arch(arch).image
 
 
 def read_series(series: Path) -> list[Path]:
@@ -317,7 +317,7 @@ def build_inputs(stack: str, arch: str) -> str:
     debug = sorted((paths.KERNELS / "debug").glob("*.config"))
     return digest(config_fragments(stack, arch) + debug, extra=repr((
         applied.read_text() if applied.exists() else "", arch,
-        registry.arch(arch).target, paths.variant(), compiler())))
+        testbed.arch(arch).target, paths.variant(), compiler())))
 
 
 def up_to_date(stack: str, arch: str, inputs: str) -> bool:
@@ -347,7 +347,7 @@ def build(stack: str, arch: str, progress: Progress) -> Path:
     log = out / "build.log"
     log.write_text("")
     start = time.monotonic()
-    make(paths.tree_dir(stack), out, arch, [registry.arch(arch).target], log)
+    make(paths.tree_dir(stack), out, arch, [testbed.arch(arch).target], log)
     took = time.monotonic() - start
     timing.write_text(f"{took:.1f}\n")
     (out / BUILT).write_text(inputs + "\n")
@@ -368,9 +368,9 @@ def built_scheme(stack: str, arch: str) -> str:
     """The scheme the stack's built .config selects."""
     config = paths.build_dir(stack, arch) / ".config"
     values = parse_config(config.read_text()) if config.exists() else {}
-    chosen = [s.scheme for s in registry.STACKS[1:]
+    chosen = [s.scheme for s in testbed.STACKS[1:]
               if values.get(s.scheme_symbol) == "y"]
-    return chosen[0] if chosen else registry.STACKS[0].scheme
+    return chosen[0] if chosen else testbed.STACKS[0].scheme
 
 
 def config_diff(arch: str) -> tuple[list[str], list[str]]:
@@ -380,7 +380,7 @@ def config_diff(arch: str) -> tuple[list[str], list[str]]:
     the stacks' scheme symbols): a fair comparison needs the second list
     empty.
     """
-    configs, names = [], registry.stack_names()
+    configs, names = [], testbed.stack_names()
     for stack in names:
         config = paths.build_dir(stack, arch) / ".config"
         if not config.exists():
@@ -394,6 +394,6 @@ def config_diff(arch: str) -> tuple[list[str], list[str]]:
         a, b = old.get(key, "n"), new.get(key, "n")
         if a != b:
             lines.append(f"{key}: {names[0]}={a} {names[1]}={b}")
-            if key not in registry.scheme_symbols():
+            if key not in testbed.scheme_symbols():
                 unfair.append(key)
     return lines, unfair

@@ -1,4 +1,4 @@
-"""The metric catalogue: what the tables and verdicts compare, read from
+"""The declared metrics: what the tables and verdicts compare, read from
 the workload modules (each Mode lists its metrics, headline first, and
 the record kind they come from).
 
@@ -13,11 +13,11 @@ from .workloads.base import HIGHER, LOWER, NEUTRAL, Metric, Mode, metric
 
 __all__ = ["HIGHER", "LOWER", "NEUTRAL", "Metric", "Mode", "entry",
            "primary", "primary_record", "modes", "lookup", "unit_of",
-           "is_deterministic", "catalogue"]
+           "is_deterministic", "declared_modes"]
 
 
-def catalogue() -> list[tuple[str, Mode]]:
-    """(workload, mode) of every workload, in the registry's order."""
+def declared_modes() -> list[tuple[str, Mode]]:
+    """(workload, mode) of every workload, in the workloads' order."""
     return [(w.name, m) for w in workloads.WORKLOADS.values()
             for m in w.modes]
 
@@ -65,11 +65,12 @@ def is_deterministic(name: str) -> bool:
 
 
 def lookup(name: str, workload: str = "", mode: str = "") -> Metric:
-    """The catalogue's Metric for name, or one inferred from the name."""
+    """The Metric a mode declares as name, or one inferred from the
+    name."""
     for m in primary(workload, mode):
         if m.name == name:
             return m
-    for _, md in catalogue():
+    for _, md in declared_modes():
         for m in md.metrics:
             if m.name == name:
                 return m

@@ -13,7 +13,7 @@ import subprocess
 from dataclasses import dataclass
 from functools import cache
 
-from . import bench, paths
+from . import benchbuild, paths
 from .errors import UserError
 
 HOST_ARCH = "x86_64"      # the build the host can run
@@ -73,7 +73,7 @@ def parse_line(line: str) -> Param:
 @cache
 def table(program: str) -> tuple[Param, ...]:
     """The parameters of bench/<program>, from its host build."""
-    res = bench.make(HOST_ARCH)
+    res = benchbuild.make(HOST_ARCH)
     binary = paths.BENCH / "out" / HOST_ARCH / program
     if res.returncode != 0 or not binary.exists():
         raise UserError(f"building bench/ for {HOST_ARCH} failed, so the "

@@ -16,7 +16,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import paths, postmortem, registry, scratch
+from . import paths, postmortem, scratch, testbed
 from .errors import UserError
 from .extras import Files
 
@@ -54,7 +54,7 @@ class Boot:
     smp: int = 1
     append: str = ""
     files: Files = ()        # extras.resolve(): added to the image
-    clock: str = registry.HOST   # registry.CLOCKS
+    clock: str = testbed.HOST   # testbed.CLOCKS
 
 
 @dataclass
@@ -67,7 +67,7 @@ class BootResult:
 
 
 def qemu_binary(arch: str) -> str:
-    name = registry.arch(arch).qemu
+    name = testbed.arch(arch).qemu
     binary = shutil.which(name)
     if binary is None:
         raise UserError(f"{name} not found: run 'make setup' "
@@ -91,11 +91,11 @@ def command(boot: Boot, kernel: Path, initrd: Path, accel: str,
     if not kernel.exists():
         raise UserError(f"kernel {kernel} missing: run "
                         "'harness.py build' first")
-    clock = registry.clock(boot.clock)
+    clock = testbed.clock(boot.clock)
     append = " ".join(a for a in (BASE_APPEND, clock.append, boot.append)
                       if a)
     cmd = [qemu_binary(boot.arch), "-accel", accel_of(accel, clock),
-           *clock.qemu_args, "-cpu", registry.arch(boot.arch).cpu,
+           *clock.qemu_args, "-cpu", testbed.arch(boot.arch).cpu,
            "-m", str(boot.mem_mb), "-smp", smp_arg(boot.smp, accel, clock),
            "-kernel", str(kernel), "-initrd", str(initrd),
            "-append", append,
@@ -106,7 +106,7 @@ def command(boot: Boot, kernel: Path, initrd: Path, accel: str,
     return cmd
 
 
-def smp_arg(vcpus: int, accel: str, clock: registry.Clock) -> str:
+def smp_arg(vcpus: int, accel: str, clock: testbed.Clock) -> str:
     """-smp for a guest of vcpus: them, and at least two possible ones
     under multi-threaded TCG.
 
@@ -129,7 +129,7 @@ def smp_arg(vcpus: int, accel: str, clock: registry.Clock) -> str:
     return f"{vcpus},maxcpus={max(vcpus, 2)}"
 
 
-def accel_of(accel: str, clock: registry.Clock) -> str:
+def accel_of(accel: str, clock: testbed.Clock) -> str:
     """The accel a boot of clock runs under, given the run's."""
     return clock.accel or accel
 

@@ -17,7 +17,7 @@ import math
 from dataclasses import asdict, dataclass, fields
 from typing import Any, TypedDict
 
-from .registry import HOST, lane as lane_name
+from .testbed import HOST, lane as lane_name
 
 Params = tuple[tuple[str, Any], ...]
 # What a result line says of itself besides params and metrics
@@ -41,7 +41,7 @@ class Record(TypedDict, total=False):
     rep: int
     boot: str               # the boot key (boots/<key>.json, logs/<key>.log)
     accel: str
-    clock: str              # registry.CLOCKS: what guest time meant
+    clock: str              # testbed.CLOCKS: what guest time meant
     vcpus: int              # the guest's CPUs (absent: 1)
     kernel_args: str        # the experiment's kernel arguments (absent: "")
     variant: str            # a stack variant's kernel arguments (absent:

@@ -1,5 +1,5 @@
 """How many boots each point of a run gets, decided from the metric
-catalogue (each Mode's Metrics say which are exact counts and which are
+declarations (each Mode's Metrics say which are exact counts and which are
 timed), in the manner of mmtests and LKP deciding from spread.
 
 - FIXED (--reps N): N boots per point and stack.
@@ -32,7 +32,7 @@ from . import metrics, stats, workloads
 from .analysis import TARGET, ConfigStats, config_stats
 from .experiments import Point
 from .record import Config, group, is_failed, lane
-from .registry import HOST, ICOUNT, clock as clock_entry
+from .testbed import HOST, ICOUNT, clock as clock_entry
 from .store import EXACT
 from .workloads import Experiment
 
@@ -124,7 +124,7 @@ def taken(reps: dict[str, dict[int, list[dict]]], n: int) -> list[dict]:
 
 def compared(recs: list[dict], workload: str, mode: str
              ) -> list[ConfigStats]:
-    """Statistics of the record kind the catalogue compares; of
+    """Statistics of the record kind the mode compares; of
     per-generation records only the last generation."""
     kind = metrics.primary_record(workload, mode)
     groups = [(k, s) for k, s in group(recs).configs.items()

@@ -15,7 +15,7 @@ from pathlib import Path
 from . import console as consolemod
 from . import plan as guestplan
 from . import environment, executor, experiments, extras, guest, kbuild
-from . import paths, qemu, record, registry, repetitions, store
+from . import paths, qemu, record, repetitions, store, testbed
 from . import workloads
 from .errors import UserError
 from .experiments import SWAP_MB, Case, Point
@@ -29,7 +29,7 @@ TAIL_LINES = 30
 def base_record(case: Case, run_id: str, accel: str) -> dict:
     """What every record of the case's boot carries (a variant's boot:
     its kernel arguments too, which set its lane apart)."""
-    accel = qemu.accel_of(accel, registry.clock(case.config.clock))
+    accel = qemu.accel_of(accel, testbed.clock(case.config.clock))
     variant = {"variant": case.variant} if case.variant else {}
     return {**case.config.fields(), "run_id": run_id, "stack": case.stack,
             **variant, "rep": case.rep, "boot": case.key(), "accel": accel}
@@ -42,7 +42,7 @@ def unconfirmed(case: Case, run: guest.GuestRun) -> str | None:
     under the variant's name)."""
     if not case.variant:
         return None
-    variant = registry.stack_variant(case.variant)
+    variant = testbed.stack_variant(case.variant)
     if variant.confirmed(run.console.preamble):
         return None
     want = variant.option.shows.format(value=variant.value)
@@ -286,7 +286,7 @@ def run_id_of(exps: list, stacks: list[str], arches: list[str],
     clocks = sorted({c for e in exps for c in e.clocks})
     what = (experiments.describe(exps), environment.inputs_digest(),
             stacks, arches, policy, accel, qemu.BASE_APPEND,
-            [asdict(registry.clock(c)) for c in clocks])
+            [asdict(testbed.clock(c)) for c in clocks])
     return f"{prefix}-{kbuild.digest([], extra=repr(what))[:10]}"
 
 

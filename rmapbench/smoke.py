@@ -3,7 +3,7 @@
 import time
 from pathlib import Path
 
-from . import executor, guest, iface, kbuild, paths, plan, qemu, registry
+from . import executor, guest, iface, kbuild, paths, plan, qemu, testbed
 from . import store
 
 COUNTERS = tuple(c.name for c in iface.counters(iface.SMOKE))
@@ -36,7 +36,7 @@ def check(run: guest.GuestRun) -> list[str]:
                  if c not in vmstat]
     problems += [f"{c} stayed 0 although pages were swapped out"
                  for c in MUST_MOVE if vmstat.get(c, "0") == "0"]
-    highmem = registry.arch(run.arch).highmem
+    highmem = testbed.arch(run.arch).highmem
     if highmem and "LowTotal" not in run.console.meminfo_kb():
         problems.append("/proc/meminfo lacks LowTotal (HIGHMEM off?)")
     return problems
@@ -58,7 +58,7 @@ def summary(run: guest.GuestRun) -> str:
 
 def boot_of(stack: str, arch: str) -> qemu.Boot:
     return qemu.Boot(stack, arch, SMOKE_PLAN,
-                     mem_mb=registry.arch(arch).smoke_mem_mb,
+                     mem_mb=testbed.arch(arch).smoke_mem_mb,
                      timeout_s=SMOKE_TIMEOUT_S, swap_mb=SMOKE_SWAP_MB)
 
 
@@ -69,10 +69,10 @@ def judge(job: executor.Job, run: guest.GuestRun) -> dict:
 
 def say(result: dict, log: Path) -> None:
     stack, arch = result["stack"], result["arch"]
-    if kbuild.built_scheme(stack, arch) != registry.stack(stack).scheme:
-        sym = registry.stack(stack).scheme_symbol
+    if kbuild.built_scheme(stack, arch) != testbed.stack(stack).scheme:
+        sym = testbed.stack(stack).scheme_symbol
         print(f"note: the {stack} stack does not select its scheme yet "
-              f"({sym} unset): it runs {registry.BASE}")
+              f"({sym} unset): it runs {testbed.BASE}")
     state = "FAIL" if result["problems"] else "ok"
     print(f"{state} {stack} {arch} boot {result['seconds']:.1f}s: "
           f"{result['summary']}", flush=True)

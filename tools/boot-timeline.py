@@ -26,7 +26,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from rmapbench import image, plan, registry  # noqa: E402
+from rmapbench import image, plan, testbed  # noqa: E402
 
 DEFAULT_PLAN = plan.of(plan.swapon(), plan.info())
 
@@ -81,7 +81,7 @@ def main() -> int:
     except (OSError, ValueError, KeyError) as e:
         sys.exit(f"boot-timeline: {args.boot}: not a stored boot with a "
                  f"QEMU command ({e}); give results/RUN/boots/KEY.json")
-    arch = next(a.name for a in registry.ARCHES
+    arch = next(a.name for a in testbed.ARCHES
                 if Path(stored[0]).name == a.qemu)
     steps = args.plan.read_text() if args.plan else DEFAULT_PLAN
     with tempfile.TemporaryDirectory(prefix="rmapbench-timeline-") as tmp:

@@ -12,7 +12,7 @@ out and why):
 - selftest: the 6.1 tree's own mm selftests that apply to this config
   (bench/selftests.mk builds them static for both arches);
 - stress: Debian's stress-ng memory stressors under memory pressure with
-  swap (the arches whose registry entry packs stress-ng).
+  swap (the arches whose testbed entry packs stress-ng).
 
 After every boot: no kernel fault line anywhere in the console, the slab
 caches of the rmap back at their idle counts, and a final swapoff that

@@ -10,7 +10,7 @@
 from collections.abc import Callable
 
 from .. import console as consolemod
-from .. import guest, plan, record, registry
+from .. import guest, plan, record, testbed
 from .boots import ANONMM_LIST, IDLE_BEFORE, PAGEOUT_INIT, RMAP_CACHES, \
     SETTLE, SETTLE_S, SLABS, SWAPOFF, SWAPON
 from .verdict import FAIL, PASS, SKIP, Verdict
@@ -38,7 +38,7 @@ def boot_checks(run: guest.GuestRun, p: plan.Plan, problem: StepProblem,
 
 def voided(verdicts: list[Verdict], group: str) -> list[Verdict]:
     """The rows the debug variant being checked voids, as skips."""
-    variant = registry.current_variant()
+    variant = testbed.current_variant()
     for v in verdicts:
         row = v.test[len(group) + 2:]
         if row in variant.skip_rows:
@@ -147,7 +147,7 @@ def slabs(run: guest.GuestRun, p: plan.Plan, problem: StepProblem,
     if not why and not before:
         why = "no idle count before the tests"
     scheme = con.section_pairs("rmapbench").get("scheme")
-    own = registry.by_scheme(str(scheme))
+    own = testbed.by_scheme(str(scheme))
     cache = own.cache if own else None
     if not why and cache not in before:
         why = f"the {scheme} kernel has no {cache} cache in /proc/slabinfo"

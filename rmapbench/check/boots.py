@@ -6,7 +6,7 @@ must swap), then what the tests left, swapoff, a walk of init's pages,
 a settle and the final idle count (boot_checks.py judges the two).
 """
 
-from .. import extras, iface, paths, plan, qemu, registry
+from .. import extras, iface, paths, plan, qemu, testbed
 from .catalogue import SELFTEST_SKIP, Group, Test, selftest_name
 
 # SLUB debugging (sanity checks, red zones, poisoning, owner tracking) on
@@ -112,7 +112,7 @@ def files_and_skips(tests: list[Test], arch: str
 
 def boot_append() -> str:
     """The suite's kernel arguments, the debug variant's added."""
-    extra = registry.current_variant().append
+    extra = testbed.current_variant().append
     return " ".join(a for a in (CHECK_APPEND, extra) if a)
 
 

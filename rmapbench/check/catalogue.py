@@ -8,7 +8,7 @@ tear-down lines around it) of a kind whose judge reads its output
 
 from dataclasses import dataclass
 
-from .. import plan, registry
+from .. import plan, testbed
 
 # The selftests of tools/testing/selftests/vm that are built (selftests.mk
 # SELFTESTS) and what the suite knows about them.
@@ -53,7 +53,7 @@ class Test:
     group: str                  # the boot it runs in
     command: str                # the main plan line
     what: str                   # one line for the docs and the table
-    arches: tuple[str, ...] = registry.arch_names()
+    arches: tuple[str, ...] = testbed.arch_names()
     before: tuple[str, ...] = ()
     after: tuple[str, ...] = ()
     swap: bool = False          # it must push pages out (pswpout grows)
@@ -175,7 +175,7 @@ INJECT_EXPECT = (("injectable_count", "==", 1), ("operations_count", ">", 0),
 
 
 # rmb-orphan: what an orphan pins, a walk frees (the scheme's own rule in
-# the registry says what it pins)
+# the testbed says what it pins)
 ORPHAN_EXPECT = (("checked_count", "==", 1), ("left_objs_count", "==", 0),
                  ("verify_mismatch_pages", "==", 0))
 
@@ -225,7 +225,7 @@ def stress_test(name: str, group: str, seconds: int) -> Test:
     return Test(f"stress-{name}", "stress", group,
                 plan.sh(f"cd /tmp && stress-ng {args} --timeout {seconds}s "
                         "--metrics-brief"), what,
-                arches=registry.arches_with("stress-ng"),
+                arches=testbed.arches_with("stress-ng"),
                 swap=name == "swap-pressure")
 
 

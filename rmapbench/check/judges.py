@@ -9,7 +9,7 @@ its exit status, stress-ng by its fail lines and exit status.
 
 import re
 from .. import console as consolemod
-from .. import guest, plan, record, registry
+from .. import guest, plan, record, testbed
 from .boot_checks import StepProblem, boot_checks
 from .catalogue import SELFTEST_NA, SUMMARY_KINDS, Test, selftest_name
 from .verdict import FAIL, PASS, SKIP, Verdict
@@ -70,10 +70,10 @@ def judge_torture(t: Test, step: consolemod.Step, scheme: str) -> Judged:
     if not summaries:
         return FAIL, "no summary result line", {}
     s = record.flat(summaries[-1])
-    expect = list(t.expect) + registry.expectations(
+    expect = list(t.expect) + testbed.expectations(
         scheme, s.get("workload", ""), s.get("mode", ""), s.get("pressure"))
     details = {k: s[k] for k in TORTURE_DETAILS if k in s}
-    variant = registry.current_variant()
+    variant = testbed.current_variant()
     void = variant.void_metrics
     for key, op, n in expect:
         value = s.get(key)

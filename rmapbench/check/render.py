@@ -3,7 +3,7 @@ the comparison of the stacks' verdicts."""
 
 from pathlib import Path
 
-from .. import registry
+from .. import testbed
 from ..progress import fmt_seconds
 from .boots import BOOT_ROWS
 from .catalogue import Test
@@ -23,7 +23,7 @@ def verdict_mismatches(verdicts: list[Verdict], stacks: list[str],
                        arches: list[str]) -> list[str]:
     """Tests whose verdict on the new stack differs from the base's
     (same arch)."""
-    base, new = registry.BASE, registry.NEW
+    base, new = testbed.BASE, testbed.NEW
     if not {base, new} <= set(stacks):
         return []
     table = {(v.test, v.kernel): v.verdict for v in verdicts}
@@ -69,7 +69,7 @@ def markdown(verdicts: list[Verdict], kernels: list[str], rows: list[str],
                                               v.kernel)):
             mark = "pass*" if v.verdict == PASS else v.verdict
             lines.append(f"- {v.test} on {v.kernel}: {mark}: {v.reason}")
-    lines += ["", f"## {registry.NEW} against {registry.BASE}", ""]
+    lines += ["", f"## {testbed.NEW} against {testbed.BASE}", ""]
     lines.append("Every test has the same verdict on both stacks."
                  if not mismatches else
                  "Verdicts differ: " + "; ".join(mismatches))

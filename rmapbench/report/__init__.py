@@ -9,7 +9,7 @@ memory-size recommendation of swap), one section per experiment (its
 clock and repetitions and why, every configuration, then its plots),
 where a boot's time went and the failures.  A failed boot is named as
 failed, with its excerpt, and never shown as a number.  A stack
-variant's boots (registry.BOOT_OPTIONS) appear only as labelled rows
+variant's boots (testbed.BOOT_OPTIONS) appear only as labelled rows
 beside the headline (decision, experiments) and in the failures: the
 verdicts, the workloads' sections and the figures read the headline
 boots.  One module per part: facts, decision, compare, experiments,
@@ -21,7 +21,8 @@ from pathlib import Path
 from .. import store, workloads
 from ..analysis import ConfigStats, analyse
 from ..record import headline, is_failed
-from . import compare, decision, experiments, facts, failures, measured
+from . import compare, decision, experiment_sections, facts, failures
+from . import measured
 
 TEXT = "summary.txt"
 
@@ -74,8 +75,8 @@ def render(run_dir: Path, records: list[dict], metadata: dict,
     for w in workloads.WORKLOADS.values():
         for section in w.sections:
             parts += section(headline(records))
-    parts += experiments.experiments(run_dir, records, metadata, analysis,
-                                     plot_files)
+    parts += experiment_sections.experiments(run_dir, records, metadata,
+                                             analysis, plot_files)
     parts += measured.boot_time(run_dir)
     parts += failures.failures(failed)
     return "\n".join(parts).rstrip() + "\n"

@@ -5,7 +5,7 @@ metrics (the first each mode lists)."""
 from .. import metrics, stats, workloads
 from ..analysis import ConfigStats
 from ..record import Config, ConfigKey, is_failed, lane
-from ..registry import BASE, HOST, NEW
+from ..testbed import BASE, HOST, NEW
 from ..tables import fmt, fmt_ratio, mark_cell, mean_cell, ratio_cell, table
 from . import facts
 
@@ -56,7 +56,7 @@ def main_config(analysis: list[ConfigStats], workload: str, mode: str,
                 arch: str) -> ConfigStats | None:
     """The configuration standing for (workload, mode) on arch.
 
-    Of the catalogue's record kind: from the mode's main experiments if
+    Of the mode's record kind: from the mode's main experiments if
     it has any, on the experiment's own clock, at the mode's main_params
     where it has them, preferably with both stacks measured; the last
     generation for generation records; else the middle of the sorted
@@ -94,7 +94,7 @@ def winner_text(c: stats.Comparison, m: metrics.Metric) -> str:
 def summary_rows(analysis: list[ConfigStats], fails: Fails
                  ) -> list[list[str]]:
     rows = []
-    for workload, entry in metrics.catalogue():
+    for workload, entry in metrics.declared_modes():
         mode = entry.name
         for arch in sorted({c.key.arch for c in analysis}):
             cs = main_config(analysis, workload, mode, arch)
@@ -175,7 +175,7 @@ def mode_verdict(cs: ConfigStats, entry: metrics.Mode,
                  fails: Fails, accel_tcg: bool
                  ) -> tuple[str, str]:
     """One bullet on the main configuration of a mode and arch, and the
-    outcome of its headline metric (the catalogue's first)."""
+    outcome of its headline metric (the mode's first)."""
     head = f"- **{entry.name}, {cs.key.arch}** ({config_text(cs.key)}): "
     for stack in STACKS:
         if not cs.records.get(stack):

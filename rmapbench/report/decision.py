@@ -4,7 +4,7 @@ For each regime (workloads.REGIMES) the headline comparison of every
 mode that names it, at the mode's main configuration on each arch: who
 wins, by how much, how surely, on which clock, under memory pressure or
 not; then the regime's outcome from those rows alone.  Beside them, the
-stack variants the experiments also ran (registry.BOOT_OPTIONS: anonmm
+stack variants the experiments also ran (testbed.BOOT_OPTIONS: anonmm
 booted with another fork order) against the same anon_vma boots, as
 context the outcome does not count.  Then the crossover points the
 workloads declare (the smallest swept value at which anonmm, and each
@@ -17,10 +17,10 @@ width columns, for a mailing-list post (harness.py report --text).
 
 from dataclasses import dataclass
 
-from .. import metrics, registry, stats, workloads
+from .. import metrics, stats, testbed, workloads
 from ..analysis import ConfigStats
 from ..record import headline, swapped_out, variant_lanes
-from ..registry import BASE, NEW
+from ..testbed import BASE, NEW
 from ..tables import fmt_ratio, ratio_cell, table
 from . import compare
 
@@ -107,10 +107,10 @@ Main = tuple[str, metrics.Mode, ConfigStats]
 
 def main_configs(analysis: list[ConfigStats]) -> list[Main]:
     """(workload, mode, its main configuration on an arch) of every
-    regime-naming mode, in the catalogue's order."""
+    regime-naming mode, in the workloads' order."""
     arches = sorted({c.key.arch for c in analysis})
     out = []
-    for workload, entry in metrics.catalogue():
+    for workload, entry in metrics.declared_modes():
         for arch in arches if entry.regime else ():
             cs = compare.main_config(analysis, workload, entry.name, arch)
             if cs is not None:
@@ -119,7 +119,7 @@ def main_configs(analysis: list[ConfigStats]) -> list[Main]:
 
 
 def headlines(analysis: list[ConfigStats]) -> list[Headline]:
-    """Every regime-naming mode's headline, in the catalogue's order."""
+    """Every regime-naming mode's headline, in the workloads' order."""
     return [headline_of(e.regime, w, e, cs)
             for w, e, cs in main_configs(analysis)]
 
@@ -204,7 +204,7 @@ def variant_rows(rows: list[Headline]) -> list[list[str]]:
 def variants_intro() -> list[str]:
     """What the headline boots run of each boot option, what a variant
     row is, and what the options choose."""
-    options = registry.BOOT_OPTIONS
+    options = testbed.BOOT_OPTIONS
     defaults = ", ".join(f"{o.stack} with `{o.name}={o.default}`"
                          for o in options)
     chooses = "; ".join(f"`{o.name}` {o.text}" for o in options)

@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import Any
 
 from ..record import config_key, is_failed
-from ..registry import BASE, NEW
+from ..testbed import BASE, NEW
 from ..tables import table
 
 
@@ -173,7 +173,7 @@ def diff_lines(value: Any) -> tuple[list[str], list[str]]:
 
 def metadata_experiments(metadata: dict) -> list[str]:
     """The experiment names in metadata: a list of names, or the
-    catalogue's JSON description (a list of objects with a name)."""
+    experiments' JSON description (a list of objects with a name)."""
     value = metadata.get("experiments") or []
     if isinstance(value, str):
         try:

@@ -7,10 +7,10 @@ import statistics
 from dataclasses import replace
 from pathlib import Path
 
-from .. import metrics, phases, registry, stats, store
+from .. import metrics, phases, stats, store, testbed
 from ..analysis import TARGET, ConfigStats
 from ..record import Config, ConfigKey, is_variant, lane
-from ..registry import HOST
+from ..testbed import HOST
 from ..tables import fmt_ratio, ratio_cell, table
 from . import decision
 from .compare import config_text
@@ -20,7 +20,7 @@ PHASES = phases.ORDER
 
 def clock_line(clock: str) -> str:
     try:
-        text = registry.clock(clock).text
+        text = testbed.clock(clock).text
     except Exception:    # a clock this version does not know
         text = "unknown to this version of the harness"
     return f"**{clock}**: {text}"
@@ -57,7 +57,7 @@ def policy_text(point: dict) -> str:
                 "repeat")
     return (f"timed: {start} boots per configuration and stack, then one "
             f"more at a time while the 95% interval of a timed metric's "
-            f"{registry.NEW}/{registry.BASE} ratio reaches beyond "
+            f"{testbed.NEW}/{testbed.BASE} ratio reaches beyond "
             f"±{float(point.get('target') or 0):.0%} of it, at most {cap}")
 
 
@@ -71,7 +71,7 @@ def boot_args(records: list[dict]) -> list[str]:
     if lanes:
         out.append(f"Stack variants, each its stack's boots with more "
                    f"kernel arguments, against the same "
-                   f"{registry.BASE} boots: {'; '.join(lanes)}.")
+                   f"{testbed.BASE} boots: {'; '.join(lanes)}.")
     return out
 
 
@@ -132,7 +132,7 @@ def clocks_compared(analysis: list[ConfigStats]) -> list[str]:
         return []
     return ["## Clocks compared", "",
             "Configurations measured on two clocks: the "
-            f"{registry.NEW}/{registry.BASE} ratio on each, and how far "
+            f"{testbed.NEW}/{testbed.BASE} ratio on each, and how far "
             "they agree.", ""] + table(
         ["experiment", "configuration", "metric", "ratio [95% CI]",
          "ratio on the host clock [95% CI]", "quotient", "agreement"],
@@ -188,7 +188,7 @@ def interval_widths(analysis: list[ConfigStats]) -> list[str]:
         return []
     return ["## Interval widths", "",
             f"Per guest clock and memory pressure: the timed metrics' "
-            f"{registry.NEW}/{registry.BASE} ratios, how many have a 95% "
+            f"{testbed.NEW}/{testbed.BASE} ratios, how many have a 95% "
             f"interval within ±{TARGET:.0%} of the ratio (the "
             "target repetitions are added for), and the widest.",
             ""] + table(

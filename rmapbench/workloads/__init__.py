@@ -1,4 +1,4 @@
-"""The workload registry: every module of this package but base.py is
+"""The workloads: every module of this package but base.py is
 one workload (base.py says what a module declares).  Adding a workload
 is bench/rmb-<name>.c, a module here and their tests; nothing else names
 it.
@@ -8,7 +8,7 @@ import importlib
 import pkgutil
 
 from ..errors import UserError
-from ..registry import HOST
+from ..testbed import HOST
 from .base import (REGIMES, Crossover, Experiment, Figure, Metric, Mode,
                    SizeSearch, Workload)
 

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from ..record import Config
-from ..registry import HOST
+from ..testbed import HOST
 
 LOWER = "lower_better"
 HIGHER = "higher_better"
@@ -105,7 +105,7 @@ class Experiment:
     """One workload in one mode swept over parameter values, guest
     memory sizes and arches.  text is for the report and takes no part
     in the run id (describe()).  clocks: the guest clocks it runs on
-    (registry.CLOCKS), its own first (the verdicts use it), any other a
+    (testbed.CLOCKS), its own first (the verdicts use it), any other a
     cross-check the report shows beside it; ICOUNT suits CPU-bound
     paths, HOST what waits on a device.  max_reps: a cap on its timed
     repetitions below the clock's (0: the clock's); full: its sweep
@@ -119,7 +119,7 @@ class Experiment:
     memory counted in pages or whole slabs nor for reclaim's walks:
     packed, those move outside their spread between fresh boots
     (docs/measurements.md).  variants: stack variants it also runs
-    (registry.stack_variant: a boot option's other value, by its kernel
+    (testbed.stack_variant: a boot option's other value, by its kernel
     arguments), each on its own stack's boots only and compared against
     the same base boots; the headline boots run every option's
     default."""

@@ -17,9 +17,9 @@ from collections.abc import Callable
 from pathlib import Path
 
 from .. import figures as fg
-from .. import registry
+from .. import testbed
 from ..record import is_failed
-from ..registry import FORK_ORDER, ICOUNT, variants_of
+from ..testbed import FORK_ORDER, ICOUNT, variants_of
 from .base import (NEUTRAL, Crossover, Experiment, Figure, Mode,
                    Workload, metric)
 
@@ -92,7 +92,7 @@ def bundle_metrics() -> tuple:
 
 def experiment(pattern: str) -> Experiment:
     return Experiment(
-        f"bundle-{pattern}", "bundle", pattern, registry.arch_names(),
+        f"bundle-{pattern}", "bundle", pattern, testbed.arch_names(),
         sweep={"W": COMPARE_W}, fixed={"mb": COMPARE_MB},
         mem_mb=COMPARE_MEM, timeout_s=600.0, clocks=(ICOUNT,),
         variants=ORDERS,
@@ -105,7 +105,7 @@ def experiment(pattern: str) -> Experiment:
         # --full: the host clock too, for swap-out throughput as the
         # host's swap device gives it ("Clocks compared" in the report)
         full={"sweep": {"W": FULL_W[pattern]}, "mem_mb": FULL_MEM,
-              "clocks": (ICOUNT, registry.HOST)},
+              "clocks": (ICOUNT, testbed.HOST)},
         text=f"a master and W workers under reclaim, data {pattern} "
              f"({TEXT[pattern]})")
 
@@ -199,7 +199,7 @@ def plot_bundle(records: list[dict], out_dir: Path) -> list[Path]:
                              figsize=(19, 5 * len(archs)))
     for arch, (ax1, ax2, ax3) in zip(archs, axes):
         mine = [r for r in recs if r.get("arch") == arch]
-        clock = ", ".join(sorted({str(r.get("clock") or registry.HOST)
+        clock = ", ".join(sorted({str(r.get("clock") or testbed.HOST)
                                   for r in mine}))
         for ax, name, title, ylabel in (
                 (ax1, "visited_per_reclaimed_count",

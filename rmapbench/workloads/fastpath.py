@@ -9,14 +9,14 @@ difference here is the cost of the scheme's own bookkeeping.
 from pathlib import Path
 
 from .. import figures as fg
-from .. import registry
+from .. import testbed
 from ..record import ConfigKey, Grouped, group, metric_values
-from ..registry import BASE, HOST, ICOUNT, NEW
+from ..testbed import BASE, HOST, ICOUNT, NEW
 from ..stats import ratio_of_means, summarize
 from ..tables import fmt, ratio_cell, table
 from .base import HIGHER, Experiment, Figure, Metric, Mode, Workload, metric
 
-ALL = registry.arch_names()
+ALL = testbed.arch_names()
 # tasks at once on one vCPU: the default comparison runs one (the path
 # length of each scheme's bookkeeping), 'compare --full' also two
 # taking turns (two tasks on two vCPUs stay in the default: the -smp
@@ -63,7 +63,7 @@ def experiment(mode: str) -> Experiment:
 
 
 # the modes also run with 2 tasks on 2 vCPUs: icount cannot boot SMP
-# guests (registry), so these are timed by the host's clock, alone
+# guests (testbed), so these are timed by the host's clock, alone
 SMP_MODES = ("fault", "sdet")
 
 

@@ -8,7 +8,7 @@ cache (debs.py).
 
 import json
 
-from .. import console, plan, record, registry
+from .. import console, plan, record, testbed
 from ..record import Config
 from .base import HIGHER, Experiment, Mode, Workload, metric
 
@@ -43,7 +43,7 @@ WORKLOAD = Workload(
                HIGHER),), main=("swap-ceiling", "swap-mem")),),
     experiments=(
         Experiment("swap-ceiling", "fio", "write4k",
-                   registry.arches_with("fio"), fixed={"mb": SIZE_MB},
+                   testbed.arches_with("fio"), fixed={"mb": SIZE_MB},
                    mem_mb={"x86_64": [512]},
                    full={"fixed": {"mb": FULL_SIZE_MB}},
                    text="fio 4k writes of mb MB to the swap device: the "

@@ -10,13 +10,13 @@ rounds (rate).  bench/rmb-fork.c.
 from pathlib import Path
 
 from .. import figures as fg
-from .. import registry
+from .. import testbed
 from ..record import is_failed
-from ..registry import FORK_ORDER, HOST, ICOUNT, variants_of
+from ..testbed import FORK_ORDER, HOST, ICOUNT, variants_of
 from .base import HIGHER, NEUTRAL, Experiment, Figure, Mode, Workload, \
     metric
 
-ALL = registry.arch_names()
+ALL = testbed.arch_names()
 # where a child joins its bundle's list is fork's own work on anonmm:
 # every fork order is measured, the 2004 tail as the headline
 ORDERS = variants_of(FORK_ORDER)

@@ -6,12 +6,12 @@ copied, memory consumed.  bench/rmb-mremap.c.
 from pathlib import Path
 
 from .. import figures as fg
-from .. import registry
-from ..registry import HOST, ICOUNT
+from .. import testbed
+from ..testbed import HOST, ICOUNT
 from .base import (Experiment, Figure, Metric, Mode, SizeSearch, Workload,
                    metric)
 
-ALL = registry.arch_names()
+ALL = testbed.arch_names()
 
 
 def move_metrics() -> tuple[Metric, ...]:

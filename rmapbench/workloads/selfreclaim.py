@@ -13,13 +13,13 @@ run completed; beside it the OOM kills, the pages swapped out and the
 pages reclaim kept for want of a lock, stack against stack.
 """
 
-from .. import registry
+from .. import testbed
 from ..record import is_failed, metric_values
-from ..registry import BASE, ICOUNT, NEW
+from ..testbed import BASE, ICOUNT, NEW
 from ..tables import fmt, params_text, table
 from .base import HIGHER, NEUTRAL, Experiment, Mode, Workload, metric
 
-ALL = registry.arch_names()
+ALL = testbed.arch_names()
 # 128 MB guests on both arches (i386's is all lowmem), 32 MB of data
 # beyond MemAvailable: at least 8,192 of the process's own pages for
 # reclaim to swap out, on one vCPU (icount boots no second one)

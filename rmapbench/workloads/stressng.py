@@ -8,10 +8,10 @@ YAML report, then shows the report as a section that becomes one record.
 
 from pathlib import Path
 
-from .. import console, plan, record, registry
+from .. import console, plan, record, testbed
 from .. import figures as fg
 from ..record import Config
-from ..registry import ICOUNT
+from ..testbed import ICOUNT
 from .base import HIGHER, Experiment, Figure, Mode, Workload, metric
 
 # mode -> stress-ng's arguments (one instance: a one-vCPU guest)
@@ -104,7 +104,7 @@ WORKLOAD = Workload(
         regime="fastpath") for s in STRESSORS),
     experiments=tuple(
         Experiment(f"stressng-{s}", "stressng", s,
-                   registry.arches_with("stress-ng"), clocks=(ICOUNT,),
+                   testbed.arches_with("stress-ng"), clocks=(ICOUNT,),
                    timeout_s=300.0, packs=True,
                    text=f"stress-ng {STRESSORS[s]}, {SECONDS} s of guest "
                         "time") for s in STRESSORS),

@@ -12,10 +12,10 @@ from pathlib import Path
 from typing import Any
 
 from .. import figures as fg
-from .. import registry, stats
+from .. import stats, testbed
 from ..record import is_failed, metric_values
 from ..record import swapped_out as pswpout
-from ..registry import BASE, FORK_ORDER, ICOUNT, NEW, variants_of
+from ..testbed import BASE, FORK_ORDER, ICOUNT, NEW, variants_of
 from ..tables import cell, fmt, params_text, table
 from .base import (NEUTRAL, Crossover, Experiment, Figure, Mode, SizeSearch,
                    Workload, metric)
@@ -60,9 +60,9 @@ def plot_swap(records: list[dict], out_dir: Path, experiment: str,
     labels = fg.stack_labels(records)
     for arch, (ax1, ax2) in zip(archs, axes):
         mine = [r for r in recs if r.get("arch") == arch]
-        clocks = sorted({str(r.get("clock") or registry.HOST)
+        clocks = sorted({str(r.get("clock") or testbed.HOST)
                          for r in mine})
-        bound = arch in ceiling and registry.HOST in clocks
+        bound = arch in ceiling and testbed.HOST in clocks
         for ax, name, what, ylabel in (
                 (ax1, "walk_mean_ns", "mean rmap walk under reclaim",
                  "ns per walk"),
@@ -295,7 +295,7 @@ WORKLOAD = Workload(
                    clocks=(ICOUNT,), max_reps=3, variants=ORDERS,
                    full={"fixed": FULL_FAMILY,
                          "mem_mb": {"x86_64": [160, 224, 384]},
-                         "clocks": (ICOUNT, registry.HOST)},
+                         "clocks": (ICOUNT, testbed.HOST)},
                    text="a swapping family across guest memory sizes"),
         Experiment("swap-family", "swap", "family", ("x86_64",),
                    sweep={"N": [1, 4, 16]}, fixed={"mb": 64, "passes": 2},
@@ -303,7 +303,7 @@ WORKLOAD = Workload(
                    clocks=(ICOUNT,), max_reps=3, variants=ORDERS,
                    full={"fixed": {"mb": 256, "passes": 2},
                          "mem_mb": {"x86_64": [192]},
-                         "clocks": (ICOUNT, registry.HOST)},
+                         "clocks": (ICOUNT, testbed.HOST)},
                    text="a swapping family as it grows: the rmap walk "
                         "under reclaim, swap-out throughput"),
         # the family on 2 vCPUs (host clock: each boot runs alone), as

@@ -9,12 +9,12 @@ from collections.abc import Callable
 from pathlib import Path
 
 from .. import figures as fg
-from .. import iface, registry
+from .. import iface, testbed
 from ..record import is_failed
-from ..registry import ICOUNT
+from ..testbed import ICOUNT
 from .base import HIGHER, NEUTRAL, Experiment, Figure, Mode, Workload, metric
 
-ALL = registry.arch_names()
+ALL = testbed.arch_names()
 # (field stem, label): the slab structures of a VMA's cost, then the
 # page tables
 STRUCTURES = tuple((c, c) for c in iface.slabs(iface.COST)) + \

@@ -10,10 +10,10 @@ import json
 
 import pytest
 
-from rmapbench import check, kbuild, registry
+from rmapbench import check, kbuild, testbed
 
-KERNELS = [(s, a) for s in registry.stack_names()
-           for a in registry.arch_names()]
+KERNELS = [(s, a) for s in testbed.stack_names()
+           for a in testbed.arch_names()]
 
 
 @pytest.fixture(scope="module")
@@ -23,8 +23,8 @@ def quick(tmp_path_factory):
             pytest.fail(f"{stack} {arch} kernel not built: run "
                         "'harness.py build' (make test does)")
     out = tmp_path_factory.mktemp("check")
-    rc = check.run_check(list(registry.stack_names()),
-                         list(registry.arch_names()), "auto",
+    rc = check.run_check(list(testbed.stack_names()),
+                         list(testbed.arch_names()), "auto",
                          True, out)
     result = json.loads((out / "check.json").read_text())
     return rc, result, out

@@ -11,13 +11,13 @@ from pathlib import Path
 
 import pytest
 
-from rmapbench import kbuild, paths, registry
+from rmapbench import kbuild, paths, testbed
 
 REPO = Path(__file__).resolve().parents[2]
 
 
 def require_kernels():
-    for stack in registry.stack_names():
+    for stack in testbed.stack_names():
         if not kbuild.kernel_image(stack, "x86_64").exists():
             pytest.fail(f"{stack} x86_64 kernel not built: run "
                         "'harness.py build'")
@@ -66,7 +66,7 @@ def test_run_resumes_after_a_kill(tmp_path):
     assert not any(d.exists() for d in left)
     recs = records(tmp_path)
     assert len(recs) == 4 and not any(r["failed"] for r in recs)
-    assert {r["stack"] for r in recs} == set(registry.stack_names())
+    assert {r["stack"] for r in recs} == set(testbed.stack_names())
     assert {r["params"]["V"] for r in recs} == {200, 400}
     assert all(r["metrics"]["vmas_count"] == r["params"]["V"] for r in recs)
     report = (tmp_path / "results/t/report.md").read_text()
@@ -101,7 +101,7 @@ def test_packing_points_share_a_boot_and_keep_their_own_results(tmp_path):
     assert not any(r["failed"] for r in recs)
     assert sorted((r["experiment"], r["stack"]) for r in recs) == sorted(
         (e, s) for e in ("fastpath-fault", "fastpath-sdet")
-        for s in registry.stack_names())
+        for s in testbed.stack_names())
     assert all("faults_per_s" in r["metrics"] for r in recs
                if r["experiment"] == "fastpath-fault")
     assert all("scripts_per_s" in r["metrics"] for r in recs

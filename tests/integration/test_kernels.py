@@ -6,12 +6,12 @@ import shutil
 
 import pytest
 
-from rmapbench import guest, kbuild, paths, postmortem, qemu, registry
+from rmapbench import guest, kbuild, paths, postmortem, qemu, testbed
 from rmapbench import smoke
 from rmapbench.errors import UserError
 
-KERNELS = [(s, a) for s in registry.stack_names()
-           for a in registry.arch_names()]
+KERNELS = [(s, a) for s in testbed.stack_names()
+           for a in testbed.arch_names()]
 
 
 def require_kernel(stack, arch):
@@ -20,7 +20,7 @@ def require_kernel(stack, arch):
                     "'harness.py build' (make test does)")
 
 
-@pytest.mark.parametrize("arch", registry.arch_names())
+@pytest.mark.parametrize("arch", testbed.arch_names())
 def test_configs_differ_only_in_the_scheme(arch):
     lines, unfair = kbuild.config_diff(arch)
     assert unfair == [], lines
@@ -108,10 +108,10 @@ def test_a_broken_patch_stops_the_build(tmp_path):
 SAVED_PER_VMA = {"i386": 12, "x86_64": 24}
 
 
-@pytest.mark.parametrize("arch", registry.arch_names())
+@pytest.mark.parametrize("arch", testbed.arch_names())
 def test_anonmm_vm_area_struct_is_smaller(arch, tmp_path):
     sizes = {}
-    for stack in registry.stack_names():
+    for stack in testbed.stack_names():
         require_kernel(stack, arch)
         run = guest.run(qemu.Boot(stack, arch, "info\n", mem_mb=256,
                                   timeout_s=smoke.SMOKE_TIMEOUT_S),

@@ -15,7 +15,7 @@ import random
 from typing import Any
 
 from rmapbench import workloads
-from rmapbench.registry import HOST
+from rmapbench.testbed import HOST
 
 RUN_ID = "20250101-000000-abcdef12"
 ARCHES = ("i386", "x86_64")
@@ -42,7 +42,7 @@ def record(experiment: str, stack: str, arch: str, workload: str, mode: str,
            "workload": workload, "mode": mode, "record": record_kind,
            "params": dict(params), "rep": rep, "boot": boot,
            "accel": accel, "failed": False, "metrics": dict(metrics)}
-    # on the clock the catalogue runs the experiment on, as a run would
+    # on the clock the workload runs the experiment on, as a run would
     clock = workloads.own_clock(experiment)
     if clock != HOST:
         rec["clock"] = clock

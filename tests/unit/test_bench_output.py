@@ -288,7 +288,7 @@ def test_every_workload_without_a_program_says_why():
 
 
 @pytest.mark.parametrize("workload,mode", [
-    (w, m.name) for w, m in metrics.catalogue()
+    (w, m.name) for w, m in metrics.declared_modes()
     if workloads.workload(w).program])
 def test_every_declared_metric_is_printed(built, workload, mode):
     """A metric a mode declares (its tables and verdicts compare it)

@@ -203,9 +203,9 @@ def test_a_failed_pageout_of_init_fails_the_slab_check(tmp_path):
 
 
 def test_a_variant_voids_the_rows_it_names(tmp_path, monkeypatch):
-    from rmapbench import registry
+    from rmapbench import testbed
     monkeypatch.setenv("RMAPBENCH_VARIANT", "kasan")
-    monkeypatch.setattr(registry, "VARIANTS", (registry.Variant(
+    monkeypatch.setattr(testbed, "VARIANTS", (testbed.Variant(
         "kasan", skip_rows=("slabs back to idle",)),))
     got = judge(tmp_path, clean, slabs={"held": 14, "after": 12})
     v = got["g: slabs back to idle"]
@@ -216,12 +216,12 @@ def test_a_variant_voids_the_rows_it_names(tmp_path, monkeypatch):
 
 def test_a_variant_adds_its_kernel_arguments_to_the_suite_boots(
         monkeypatch):
-    from rmapbench import registry
+    from rmapbench import testbed
     from rmapbench.check import boots
     monkeypatch.delenv("RMAPBENCH_VARIANT", raising=False)
     assert boots.boot_append() == boots.CHECK_APPEND
     monkeypatch.setenv("RMAPBENCH_VARIANT", "kasan")
-    assert registry.variant_named("kasan").append == "pci=noacpi"
+    assert testbed.variant_named("kasan").append == "pci=noacpi"
     assert boots.boot_append() == boots.CHECK_APPEND + " pci=noacpi"
     monkeypatch.setenv("RMAPBENCH_VARIANT", "lockdep")
     assert boots.boot_append() == boots.CHECK_APPEND

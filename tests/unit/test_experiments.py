@@ -2,7 +2,7 @@
 
 import pytest
 
-from rmapbench import experiments, programs, registry, workloads
+from rmapbench import experiments, programs, testbed, workloads
 from rmapbench.errors import UserError
 
 
@@ -36,7 +36,7 @@ def test_expand_is_the_full_product():
 def test_default_mem_per_arch():
     exp = experiments.Experiment("t", "vma", "count", ("i386",))
     (case,) = experiments.expand([exp], ["anonmm"], ["i386"], 1)
-    assert case.config.mem_mb == registry.arch("i386").mem_mb
+    assert case.config.mem_mb == testbed.arch("i386").mem_mb
 
 
 def test_custom_checks_workload_mode_and_memory():
@@ -54,7 +54,7 @@ def test_custom_checks_workload_mode_and_memory():
 def test_fio_runs_where_the_registry_packs_it(monkeypatch):
     exp = experiments.custom("fio", None, [], None, ["i386", "x86_64"], 60)
     assert exp.arches == ("i386", "x86_64")
-    monkeypatch.setattr(registry, "arches_with", lambda tool: ("x86_64",))
+    monkeypatch.setattr(testbed, "arches_with", lambda tool: ("x86_64",))
     exp = experiments.custom("fio", None, [], None, ["i386", "x86_64"], 60)
     assert exp.arches == ("x86_64",)
 

@@ -1,4 +1,4 @@
-"""Repetitions decided per point from the metric catalogue, and the
+"""Repetitions decided per point from the declared metrics, and the
 guest clocks boots run on."""
 
 from dataclasses import replace
@@ -6,10 +6,10 @@ from dataclasses import replace
 import pytest
 
 import fabricate
-from rmapbench import experiments, qemu, registry, repetitions, stats
+from rmapbench import experiments, qemu, repetitions, stats, testbed
 from rmapbench import store
 from rmapbench.experiments import Experiment
-from rmapbench.registry import HOST, ICOUNT
+from rmapbench.testbed import HOST, ICOUNT
 
 STACKS = ["anon_vma", "anonmm"]
 RATE = Experiment("t-rate", "fork", "rate", ("x86_64",),
@@ -40,7 +40,7 @@ def decide(exp: Experiment, records: list[dict], fixed=None):
     return points, repetitions.decisions(points, records, STACKS, fixed)
 
 
-def test_policies_come_from_the_catalogue():
+def test_policies_come_from_the_declared_metrics():
     assert repetitions.policy(RATE, ICOUNT, None).kind == repetitions.TIMED
     assert repetitions.policy(RATE, ICOUNT, None).start == 2
     assert repetitions.policy(RATE, HOST, None).start == 3
@@ -167,7 +167,7 @@ def test_multi_threaded_tcg_boots_have_a_second_possible_vcpu(tmp_path):
 
 def test_unknown_clock_is_refused():
     with pytest.raises(Exception, match="unknown clock 'tsc'"):
-        registry.clock("tsc")
+        testbed.clock("tsc")
 
 
 def test_a_failed_check_boot_checks_nothing():

@@ -227,7 +227,7 @@ def test_each_figure_says_how_its_boots_ran(text):
 def test_a_figures_setting_counts_its_experiments_variants():
     """The fork-rate figure draws fork-rate-smp too: its caption says
     both vCPU counts."""
-    from rmapbench.report import experiments as rexp
+    from rmapbench.report import experiment_sections as rexp
     recs = [{"experiment": "fork-rate", "accel": "tcg", "clock": "icount",
              "vcpus": 1, "failed": False, "metrics": {}},
             {"experiment": "fork-rate-smp", "accel": "tcg", "clock": "host",

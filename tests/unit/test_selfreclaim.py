@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 import fabricate
-from rmapbench import experiments, registry, repetitions, workloads
+from rmapbench import experiments, repetitions, testbed, workloads
 from rmapbench.analysis import analyse
 from rmapbench.report import decision
 from rmapbench.workloads import selfreclaim
@@ -113,15 +113,15 @@ def test_in_the_default_comparison_on_both_arches_and_icount():
     threads, fork = exps["selfreclaim-threads"], exps["selfreclaim-fork"]
     assert threads.sweep == {"contend": [0, 1]} and fork.mode == "fork"
     for e in exps.values():
-        assert e.arches == registry.arch_names()
-        assert e.clocks == (registry.ICOUNT,) and e.vcpus == (1,)
+        assert e.arches == testbed.arch_names()
+        assert e.clocks == (testbed.ICOUNT,) and e.vcpus == (1,)
         assert e.fixed["limit_s"] < 60 < e.timeout_s
     cases = experiments.expand(list(exps.values()), ["anon_vma", "anonmm"],
-                               list(registry.arch_names()), 1)
+                               list(testbed.arch_names()), 1)
     assert len(cases) == (2 + 1) * 2 * 2
     assert all(c.plan().startswith("swapon\n") for c in cases)
     # completion is no exact count: a few boots per point, no rounds
-    pol = repetitions.policy(threads, registry.ICOUNT, None)
+    pol = repetitions.policy(threads, testbed.ICOUNT, None)
     assert pol.kind == repetitions.TIMED and pol.start >= 2
 
 

@@ -177,7 +177,7 @@ def test_config_key_ignores_param_order():
     assert config_key(a).label() == "i386 512MB V=1 kind=gap"
 
 
-def test_analyse_compares_the_catalogue_metrics():
+def test_analyse_compares_the_declared_metrics():
     analysis = analyse(fabricate.full_run())
     assert not any(c.key.record == "step" for c in analysis)
     vma = next(c for c in analysis if c.key.experiment == "vma-cost"
@@ -201,7 +201,7 @@ def test_metric_values_skip_non_numbers_and_failed():
     assert metric_values(recs, "x") == [1.0]
 
 
-def test_catalogue_flags():
+def test_declared_metric_flags():
     names = {m.name: m for m in metrics.primary("vma", "count")}
     assert names["slab_total_per_vma_bytes"].deterministic
     assert not names["create_per_vma_ns"].deterministic

@@ -11,11 +11,11 @@ import pytest
 
 import fabricate
 import fakeguest
-from rmapbench import experiments, qemu, registry, report
+from rmapbench import experiments, qemu, report, testbed
 from rmapbench import reparse, repetitions, runner, store
 from rmapbench.analysis import analyse
 from rmapbench.errors import UserError
-from rmapbench.registry import ICOUNT
+from rmapbench.testbed import ICOUNT
 from rmapbench.report import decision
 
 AFTER = "anonmm_fork_order=after_parent"
@@ -31,7 +31,7 @@ BOTH_ORDERS = {"bundle-private", "bundle-pair", "bundle-shared",
 def compare_plan() -> list[experiments.Case]:
     """The first repetition of every boot 'harness.py compare' plans."""
     exps, _ = experiments.chosen(None)
-    return experiments.expand(exps, STACKS, list(registry.arch_names()), 1)
+    return experiments.expand(exps, STACKS, list(testbed.arch_names()), 1)
 
 
 def test_compare_boots_anonmm_under_both_orders_where_declared():
@@ -68,12 +68,12 @@ def test_the_variants_are_part_of_the_run_id():
 
 
 @pytest.mark.parametrize("call,says", [
-    (lambda: registry.stack_variant("anonmm_fork_order=sideways"),
+    (lambda: testbed.stack_variant("anonmm_fork_order=sideways"),
      "unknown anonmm_fork_order 'sideways': choose one of tail, "
      "after_parent"),
-    (lambda: registry.stack_variant("anonmm_fork_order=tail"),
+    (lambda: testbed.stack_variant("anonmm_fork_order=tail"),
      "anonmm_fork_order=tail is anonmm's default"),
-    (lambda: registry.stack_variant("fork_order=after_parent"),
+    (lambda: testbed.stack_variant("fork_order=after_parent"),
      "unknown stack variant 'fork_order=after_parent': choose one of "
      f"{AFTER}"),
     (lambda: experiments.custom("bundle", "pair", [], None, ["x86_64"], 60,

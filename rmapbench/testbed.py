@@ -1,8 +1,8 @@
-"""Stacks, arches, guest clocks, the stacks' boot options (whose other
-values are stack variants) and debug variants: all the harness knows of
-each.
+"""The testbed: what the comparison runs on.  Stacks, arches, guest
+clocks, the stacks' boot options (whose other values are stack
+variants) and debug variants: all the harness knows of each.
 
-One registry in the manner of virtme-ng's architectures.py: a Stack or
+One table in the manner of virtme-ng's architectures.py: a Stack or
 an Arch says everything about itself, and every module looks it up here
 instead of keeping its own table.  Adding a stack (a kernels/<name>/
 series) or an arch is one entry below, plus its kernel config; a boot

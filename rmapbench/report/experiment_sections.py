@@ -10,7 +10,7 @@ from .. import figures, metrics, plots, workloads
 from ..analysis import ConfigStats
 from ..record import (Config, headline, is_failed, is_variant, lane,
                       swapped_out)
-from ..registry import BASE, NEW
+from ..testbed import BASE, NEW
 from ..tables import cell, mark_cell, params_text, ratio_cell, table
 from . import facts, measured
 from .compare import RATIO, STACKS, Fails, config_text, failed_counts, \
