@@ -123,3 +123,33 @@ def imported_by(name: str, g: dict[str, set[str]]) -> set[str]:
 def test_the_report_does_not_load_the_boot_stack():
     loads = imported_by("rmapbench.report", graph())
     assert not loads & {f"rmapbench.{m}" for m in BOOT_STACK}
+
+
+# docs/architecture.md's layers, top first: a module imports only from
+# its own layer and those after it.
+LAYERS = (
+    ("cli",),
+    ("runner", "sizing", "reparse", "smoke", "check", "repetitions",
+     "environment", "executor", "guest", "qemu", "experiments"),
+    ("report", "plots", "analysis", "metrics"),
+    ("workloads",),
+    ("figures", "tables", "record", "store", "phases", "image", "extras",
+     "debs", "benchbuild", "kbuild", "programs", "iface", "testbed",
+     "scratch", "console", "plan", "stats", "paths", "errors", "progress",
+     "postmortem", "preflight"),
+)
+
+
+def layer(module: str) -> int:
+    """The index in LAYERS of a module (a package's modules: its own)."""
+    top = module.split(".")[1] if "." in module else ""
+    return next((i for i, names in enumerate(LAYERS) if top in names), -1)
+
+
+def test_imports_point_down_the_layers():
+    g = graph()
+    unplaced = [m for m in g if m != "rmapbench" and layer(m) < 0]
+    assert not unplaced, f"modules in no layer of LAYERS: {unplaced}"
+    upward = [(m, n) for m, targets in g.items() for n in targets
+              if m != "rmapbench" and layer(n) < layer(m)]
+    assert not upward, f"imports of a higher layer: {upward}"
