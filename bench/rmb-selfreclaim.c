@@ -43,6 +43,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -210,6 +211,11 @@ static void run_threads(const struct plan *p)
 			rmb_die(RMB_EXIT_FAIL, "sibling thread %d: %s", i,
 				strerror(errno));
 	}
+	/* contended from the first page on: each sibling has taken the
+	 * lock for write once before the writer starts */
+	for (i = 0; p->contend && i < p->threads; i++)
+		while (!sh->mprotect_calls[i] && !sh->mprotect_errno)
+			sched_yield();
 	data = write_data(p);
 	verify_data(p, data);
 	siblings_stop = 1;
