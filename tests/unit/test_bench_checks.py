@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+import benchmake
+
 ROOT = Path(__file__).resolve().parents[2]
 BENCH = ROOT / "bench"
 OUT = BENCH / "out" / "x86_64"
@@ -16,10 +18,7 @@ OUT = BENCH / "out" / "x86_64"
 
 @pytest.fixture(scope="module")
 def out():
-    res = subprocess.run(["make", "-s", "-C", str(BENCH), "ARCH=x86_64"],
-                         capture_output=True, text=True, timeout=120)
-    assert res.returncode == 0, res.stdout + res.stderr
-    return OUT
+    return benchmake.built("x86_64")
 
 
 def one_result(out, prog, *args):

@@ -16,6 +16,8 @@ from pathlib import Path
 
 import pytest
 
+import benchmake
+
 from rmapbench import iface, metrics, programs, workloads
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -94,9 +96,7 @@ def stats(prefix):
 
 @pytest.fixture(scope="session")
 def built():
-    res = subprocess.run(["make", "-s", "-C", str(BENCH), "ARCH=x86_64"],
-                         capture_output=True, text=True, timeout=120)
-    assert res.returncode == 0, res.stdout + res.stderr
+    benchmake.built("x86_64")
     for prog in PROGRAMS:
         assert os.access(OUT / prog, os.X_OK), prog
     # the image packs every executable of out/<arch>: programs and the
@@ -441,8 +441,7 @@ def test_bad_parameters(built, prog, args):
 
 def test_region_too_large_for_i386():
     """R_mb beyond a 32-bit address space: exit 2 before any mmap."""
-    res = subprocess.run(["make", "-s", "-C", str(BENCH), "ARCH=i386"],
-                         capture_output=True, text=True, timeout=120)
+    res = benchmake.make_bench("i386")
     if res.returncode != 0:
         pytest.skip("no i386 build: " + res.stderr[-200:])
     try:

@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+import benchmake
+
 import fabricate
 from rmapbench import experiments, repetitions, testbed, workloads
 from rmapbench.analysis import analyse
@@ -25,9 +27,7 @@ HOST = not Path("/proc/rmapbench").exists()
 
 @pytest.fixture(scope="module")
 def built():
-    res = subprocess.run(["make", "-s", "-C", str(BENCH), "ARCH=x86_64"],
-                         capture_output=True, text=True, timeout=120)
-    assert res.returncode == 0, res.stdout + res.stderr
+    benchmake.built("x86_64")
     return PROG
 
 
