@@ -30,7 +30,8 @@
  * in a process group of its own; it keeps its progress in a shared
  * mapping, so the outcome is known however it ends: completed, killed
  * by the OOM killer (a SIGKILL this process did not send), or stalled
- * (killed here after limit_s).  An OOM kill, a stall or a fork refused
+ * (killed here after limit_s without progress: a slow disk under a
+ * loaded host makes a run slow, not stalled).  An OOM kill, a stall or a fork refused
  * is what the run measures, not a failure: the exit code is 1 only for
  * a page that read back wrong or a measured process that failed
  * otherwise.  The measured process ends by verifying every page of the
@@ -79,8 +80,9 @@ static struct rmb_param params[] = {
 	  .help = "children forked one after the other once the data is "
 		  "written, each alive until the last fork" },
 	{ .key = "limit_s", .def = 60, .min = 1, .max = 3600,
-	  .help = "seconds the measured process may take; then it is killed "
-		  "and the run counts as stalled" },
+	  .help = "seconds the measured process may go without progress "
+		  "(a page written or verified, a fork done); then it is "
+		  "killed and the run counts as stalled" },
 	{ .key = "seed", .def = 1, .min = 0, .max = 2147483647,
 	  .help = "seed of the page patterns" },
 	{ .key = NULL },
@@ -360,11 +362,29 @@ struct result {
 
 static volatile pid_t measured_pid;
 static volatile sig_atomic_t limit_hit;
+static unsigned int limit_s;
+static long long last_progress;
 
-/* limit_s is up: the measured process and its family go */
+/* Pages written and verified, forks done: what a live run advances. */
+static long long progress(void)
+{
+	return sh->filled_pages + sh->verified_pages + sh->forks_done;
+}
+
+/*
+ * limit_s is up: if the measured process got on meanwhile, wait another
+ * limit_s; if not, it and its family go.
+ */
 static void on_alarm(int sig)
 {
+	long long now = progress();
+
 	(void)sig;
+	if (now != last_progress) {
+		last_progress = now;
+		alarm(limit_s);
+		return;
+	}
 	limit_hit = 1;
 	kill(-measured_pid, SIGKILL);
 	kill(measured_pid, SIGKILL);
@@ -405,7 +425,8 @@ static void measure(const struct plan *p, struct result *r)
 			strerror(errno));
 	setpgid(pid, pid);
 	measured_pid = pid;
-	alarm((unsigned)p->limit_s);
+	limit_s = (unsigned int)p->limit_s;
+	alarm(limit_s);
 	while (waitpid(pid, &r->status, 0) < 0)
 		if (errno != EINTR)
 			rmb_die(RMB_EXIT_FAIL, "waitpid: %s", strerror(errno));
