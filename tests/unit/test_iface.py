@@ -55,3 +55,12 @@ def test_what_each_user_gets():
     assert "RMB_SAMPLE_SLABS='vm_area_struct|anon_vma|anon_vma_chain|" \
            "anonmm'" in config
     assert "pswpout" in config and "MemFree|LowFree" in config
+
+
+def test_smoke_requires_the_timed_sums_to_move_not_the_slept_ones():
+    """A short smoke boot may switch no walk out: only the sums of the
+    walks that kept their cpu must have moved, and they are the header's."""
+    from rmapbench import smoke
+    assert set(smoke.SUMS_MUST_MOVE) <= set(iface.sums())
+    assert {"anon_rmap_walk_slept_ns", "anon_rmap_walk_slept"} <= \
+        set(iface.sums()) - set(smoke.SUMS_MUST_MOVE)
