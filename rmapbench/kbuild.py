@@ -16,6 +16,8 @@ from pathlib import Path
 
 from . import paths, testbed
 from .errors import UserError
+from .profiles import MINIMAL, Target, Where, as_targets
+from .profiles import profile as profile_of
 from .progress import Progress, fmt_seconds
 
 STAMP = ".rmapbench-applied"
@@ -68,9 +70,19 @@ def series_file(stack: str) -> Path:
     return paths.KERNELS / stack / "series"
 
 
-def kernel_image(stack: str, arch: str) -> Path:
-    """The bzImage the build of stack for arch leaves."""
-    return paths.build_dir(stack, arch) / testbed.arch(arch).image
+def tree_dir(stack: str, profile: str = MINIMAL) -> Path:
+    """The stack's tree for a build profile (each profile its own)."""
+    return paths.tree_dir(stack, profile_of(profile).suffix)
+
+
+def build_dir(stack: str, arch: str, profile: str = MINIMAL) -> Path:
+    """The O= directory of stack's kernel for arch in a build profile."""
+    return paths.build_dir(stack, arch, profile_of(profile).suffix)
+
+
+def kernel_image(stack: str, arch: str, profile: str = MINIMAL) -> Path:
+    """The bzImage the build of stack for arch in profile leaves."""
+    return build_dir(stack, arch, profile) / testbed.arch(arch).image
 
 
 def read_series(series: Path) -> list[Path]:
@@ -93,10 +105,14 @@ def read_series(series: Path) -> list[Path]:
     return patches
 
 
-def config_fragments(stack: str, arch: str) -> list[Path]:
-    """The committed fragments merged onto tinyconfig, in order."""
+def config_fragments(stack: str, arch: str,
+                     profile: str = MINIMAL) -> list[Path]:
+    """The committed fragments merged onto tinyconfig, in order: what
+    every kernel shares, the arch's, the build profile's, the stack's
+    and a debug variant's."""
     common = paths.KERNELS / "common" / "config"
-    frags = [common / "base.config", common / f"{arch}.config"]
+    frags = [common / "base.config", common / f"{arch}.config",
+             common / profile_of(profile).fragment]
     own = paths.KERNELS / stack / "config"
     if own.exists():
         frags.append(own)
@@ -172,9 +188,10 @@ def prepare(series: Path, tree: Path) -> Path:
     return tree
 
 
-def prepare_tree(stack: str) -> Path:
-    """The stack's tree with its whole series applied."""
-    return prepare(series_file(stack), paths.tree_dir(stack))
+def prepare_tree(stack: str, profile: str = MINIMAL) -> Path:
+    """The stack's tree of a build profile with its whole series
+    applied."""
+    return prepare(series_file(stack), tree_dir(stack, profile))
 
 
 def make_env() -> dict[str, str]:
@@ -273,14 +290,14 @@ def check_measured(config: Path) -> None:
                         "kernels/common or kernels/<stack>")
 
 
-def configure(stack: str, arch: str) -> Path:
+def configure(stack: str, arch: str, profile: str = MINIMAL) -> Path:
     """tinyconfig + fragments + olddefconfig, in a scratch O= directory.
 
     The result replaces the build's .config only if it differs, so an
     unchanged config costs no rebuild.
     """
-    tree = prepare_tree(stack)
-    frags = config_fragments(stack, arch)
+    tree = prepare_tree(stack, profile)
+    frags = config_fragments(stack, arch, profile)
     scratch = tree / f"out-{arch}-config"
     log = scratch / "config.log"
     scratch.mkdir(parents=True, exist_ok=True)
@@ -296,7 +313,7 @@ def configure(stack: str, arch: str) -> Path:
     check_fragments(scratch / ".config", frags)
     if not paths.variant():
         check_measured(scratch / ".config")
-    final = paths.build_dir(stack, arch) / ".config"
+    final = build_dir(stack, arch, profile) / ".config"
     final.parent.mkdir(parents=True, exist_ok=True)
     new = (scratch / ".config").read_text()
     if not final.exists() or final.read_text() != new:
@@ -309,72 +326,80 @@ def compiler() -> str:
     return res.stdout.splitlines()[0] if res.stdout else "unknown"
 
 
-def build_inputs(stack: str, arch: str) -> str:
+def build_inputs(stack: str, arch: str, profile: str = MINIMAL) -> str:
     """What a built kernel is made of beyond its tree's sources: the
     applied series (the tree's stamp), the config fragments, the debug
     options a measured kernel may not have, the target and compiler."""
-    applied = paths.tree_dir(stack) / STAMP
+    applied = tree_dir(stack, profile) / STAMP
     debug = sorted((paths.KERNELS / "debug").glob("*.config"))
-    return digest(config_fragments(stack, arch) + debug, extra=repr((
-        applied.read_text() if applied.exists() else "", arch,
-        testbed.arch(arch).target, paths.variant(), compiler())))
+    return digest(config_fragments(stack, arch, profile) + debug,
+                  extra=repr((applied.read_text() if applied.exists()
+                              else "", arch, testbed.arch(arch).target,
+                              paths.variant(), compiler())))
 
 
-def up_to_date(stack: str, arch: str, inputs: str) -> bool:
+def up_to_date(stack: str, target: Target, inputs: str) -> bool:
     """The kernel was built from these inputs and is still there: no
     configure and no make (both take about a minute even when nothing
     changed)."""
-    stamp = paths.build_dir(stack, arch) / BUILT
-    return kernel_image(stack, arch).exists() and stamp.exists() \
-        and stamp.read_text().strip() == inputs
+    stamp = build_dir(stack, target.arch, target.profile) / BUILT
+    return kernel_image(stack, target.arch, target.profile).exists() \
+        and stamp.exists() and stamp.read_text().strip() == inputs
 
 
-def build(stack: str, arch: str, progress: Progress) -> Path:
+def build(stack: str, target: Target, progress: Progress) -> Path:
     """Configure and build one kernel, unless it is up to date; return
     its bzImage."""
-    out = paths.build_dir(stack, arch)
-    prepare_tree(stack)
-    inputs = build_inputs(stack, arch)
-    if up_to_date(stack, arch, inputs):
+    profile, arch = target
+    out = build_dir(stack, arch, profile)
+    name = f"{stack} {target.label()}"
+    prepare_tree(stack, profile)
+    inputs = build_inputs(stack, arch, profile)
+    image = kernel_image(stack, arch, profile)
+    if up_to_date(stack, target, inputs):
         progress.step_done()
-        print(f"  {stack} {arch}: up to date", flush=True)
-        return kernel_image(stack, arch)
+        print(f"  {name}: up to date", flush=True)
+        return image
     timing = out / ".rmapbench-build-seconds"
     last = float(timing.read_text()) if timing.exists() else None
-    progress.note(f"building {stack} {arch} kernel", eta=last)
+    progress.note(f"building {name} kernel", eta=last)
     (out / BUILT).unlink(missing_ok=True)
-    configure(stack, arch)
+    configure(stack, arch, profile)
     log = out / "build.log"
     log.write_text("")
     start = time.monotonic()
-    make(paths.tree_dir(stack), out, arch, [testbed.arch(arch).target], log)
+    make(tree_dir(stack, profile), out, arch, [testbed.arch(arch).target],
+         log)
     took = time.monotonic() - start
     timing.write_text(f"{took:.1f}\n")
     (out / BUILT).write_text(inputs + "\n")
     progress.step_done()
-    print(f"  built {kernel_image(stack, arch)} in "
-          f"{fmt_seconds(took)}", flush=True)
-    return kernel_image(stack, arch)
+    print(f"  built {image} in {fmt_seconds(took)}", flush=True)
+    return image
 
 
-def build_all(stacks: list[str], arches: list[str]) -> list[Path]:
-    """Build every stack x arch kernel, with progress."""
-    progress = Progress(len(stacks) * len(arches), "build")
-    return [build(stack, arch, progress)
-            for stack in stacks for arch in arches]
+def build_all(stacks: list[str], where: Where) -> list[Path]:
+    """Build every stack's kernel of every target (a bare arch: its
+    minimal kernels), with progress."""
+    targets = as_targets(where)
+    progress = Progress(len(stacks) * len(targets), "build")
+    return [build(stack, target, progress)
+            for target in targets for stack in stacks]
 
 
-def built_scheme(stack: str, arch: str) -> str:
+def built_scheme(stack: str, arch: str, profile: str = MINIMAL) -> str:
     """The scheme the stack's built .config selects."""
-    config = paths.build_dir(stack, arch) / ".config"
+    config = build_dir(stack, arch, profile) / ".config"
     values = parse_config(config.read_text()) if config.exists() else {}
     chosen = [s.scheme for s in testbed.STACKS[1:]
               if values.get(s.scheme_symbol) == "y"]
     return chosen[0] if chosen else testbed.STACKS[0].scheme
 
 
-def config_diff(arch: str) -> tuple[list[str], list[str]]:
-    """The symbols whose values differ between the stacks on arch.
+def config_diff(arch: str, profile: str = MINIMAL
+                ) -> tuple[list[str], list[str]]:
+    """The symbols whose values differ between the stacks on arch in a
+    build profile.
 
     Returns (lines 'CONFIG_X: anon_vma=.. anonmm=..', symbols outside
     the stacks' scheme symbols): a fair comparison needs the second list
@@ -382,11 +407,11 @@ def config_diff(arch: str) -> tuple[list[str], list[str]]:
     """
     configs, names = [], testbed.stack_names()
     for stack in names:
-        config = paths.build_dir(stack, arch) / ".config"
+        config = build_dir(stack, arch, profile) / ".config"
         if not config.exists():
-            raise UserError(f"no .config for {stack} {arch}: run "
-                            f"'harness.py build --stack {stack} "
-                            f"--arch {arch}' first")
+            raise UserError(f"no .config for {stack} {arch} ({profile}): "
+                            f"run 'harness.py build --stack {stack} "
+                            f"--arch {arch} --profile {profile}' first")
         configs.append(parse_config(config.read_text()))
     old, new = configs
     lines, unfair = [], []

@@ -52,12 +52,14 @@ def pristine_dir() -> Path:
     return cache_dir() / SOURCE_PACKAGE
 
 
-def tree_dir(stack: str) -> Path:
-    return cache_dir() / "trees" / stack
+def tree_dir(stack: str, suffix: str = "") -> Path:
+    """The stack's tree of a build profile whose trees are named with
+    suffix (profiles.Profile.suffix: "" for the minimal profile)."""
+    return cache_dir() / f"trees{suffix}" / stack
 
 
-def build_dir(stack: str, arch: str) -> Path:
+def build_dir(stack: str, arch: str, suffix: str = "") -> Path:
     """The O= directory: a direct child of the tree, so kbuild uses
     srctree=.. and compiler command lines are the same in both trees,
     which lets ccache share objects between the stacks."""
-    return tree_dir(stack) / f"out-{arch}"
+    return tree_dir(stack, suffix) / f"out-{arch}"

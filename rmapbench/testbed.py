@@ -1,6 +1,6 @@
 """The testbed: what the comparison runs on.  Stacks, arches, guest
-clocks, the stacks' boot options (whose other values are stack
-variants) and debug variants: all the harness knows of each.
+clocks, the stacks' boot options (whose other values
+are stack variants) and debug variants: all the harness knows of each.
 
 One table in the manner of virtme-ng's architectures.py: a Stack or
 an Arch says everything about itself, and every module looks it up here
@@ -237,7 +237,7 @@ def lane(stack: str, variant: str = "") -> str:
 
 
 def boot_option(name: str) -> BootOption:
-    return _named("boot option", BOOT_OPTIONS, name)
+    return named("boot option", BOOT_OPTIONS, name)
 
 
 def _option(name: str) -> BootOption | None:
@@ -315,7 +315,7 @@ def arch_names() -> tuple[str, ...]:
     return tuple(a.name for a in ARCHES)
 
 
-def _named(kind: str, entries: tuple, name: str) -> Any:
+def named(kind: str, entries: tuple, name: str) -> Any:
     """The entry called name, or a UserError naming the known ones."""
     for entry in entries:
         if entry.name == name:
@@ -325,15 +325,15 @@ def _named(kind: str, entries: tuple, name: str) -> Any:
 
 
 def stack(name: str) -> Stack:
-    return _named("stack", STACKS, name)
+    return named("stack", STACKS, name)
 
 
 def arch(name: str) -> Arch:
-    return _named("arch", ARCHES, name)
+    return named("arch", ARCHES, name)
 
 
 def clock(name: str) -> Clock:
-    return _named("clock", CLOCKS, name)
+    return named("clock", CLOCKS, name)
 
 
 def clock_names() -> tuple[str, ...]:

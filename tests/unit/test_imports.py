@@ -128,13 +128,14 @@ def test_the_report_does_not_load_the_boot_stack():
 # docs/architecture.md's layers, top first: a module imports only from
 # its own layer and those after it.
 LAYERS = (
-    ("cli",),
+    ("cli", "cliargs"),
     ("runner", "sizing", "reparse", "smoke", "check", "repetitions",
      "environment", "executor", "guest", "qemu", "experiments"),
     ("report", "plots", "analysis", "metrics"),
     ("workloads",),
     ("figures", "tables", "record", "store", "phases", "image", "extras",
      "debs", "benchbuild", "kbuild", "programs", "iface", "testbed",
+     "profiles",
      "scratch", "console", "plan", "stats", "paths", "errors", "progress",
      "postmortem", "preflight"),
 )

@@ -6,6 +6,7 @@ import pytest
 
 from rmapbench import kbuild, paths
 from rmapbench.errors import UserError
+from rmapbench.profiles import Target
 
 
 def test_read_series_skips_comments_and_resolves(tmp_path):
@@ -91,7 +92,7 @@ def write_configs(monkeypatch, tmp_path, anon_vma, anonmm):
         (out / ".config").write_text(text)
     monkeypatch.setenv("RMAPBENCH_CACHE", str(tmp_path / "cache"))
     monkeypatch.setattr(kbuild.paths, "build_dir",
-                        lambda s, a: tmp_path / s / f"out-{a}")
+                        lambda s, a, suffix="": tmp_path / s / f"out-{a}")
 
 
 def test_config_diff_allows_only_the_scheme(monkeypatch, tmp_path):
@@ -110,7 +111,7 @@ def test_config_diff_flags_other_options(monkeypatch, tmp_path):
 
 def test_config_diff_without_builds_says_what_to_run(monkeypatch, tmp_path):
     monkeypatch.setattr(kbuild.paths, "build_dir",
-                        lambda s, a: tmp_path / s / f"out-{a}")
+                        lambda s, a, suffix="": tmp_path / s / f"out-{a}")
     with pytest.raises(UserError, match="harness.py build"):
         kbuild.config_diff("i386")
 
@@ -164,9 +165,11 @@ def test_measured_kernels_carry_no_debug_option(tmp_path):
     assert "kernels/debug" in str(err.value)
 
 
-def test_the_base_config_is_free_of_debug_options():
+@pytest.mark.parametrize("name", ["base.config", "minimal.config",
+                                  "distro.config"])
+def test_the_common_fragments_are_free_of_debug_options(name):
     frag = kbuild.parse_config((kbuild.paths.KERNELS / "common" / "config" /
-                                "base.config").read_text())
+                                name).read_text())
     assert not {k for k, v in frag.items() if v != "n"} & \
         kbuild.debug_symbols()
 
@@ -180,7 +183,8 @@ def test_an_unchanged_kernel_is_not_rebuilt(monkeypatch, tmp_path):
     image = kbuild.kernel_image("anonmm", "x86_64")
     image.parent.mkdir(parents=True)
     image.write_text("bzImage")
-    monkeypatch.setattr(kbuild, "prepare_tree", lambda stack: tree)
+    monkeypatch.setattr(kbuild, "prepare_tree",
+                        lambda stack, profile="minimal": tree)
 
     def refuse(*args):
         raise AssertionError("configured an up-to-date kernel")
@@ -189,7 +193,7 @@ def test_an_unchanged_kernel_is_not_rebuilt(monkeypatch, tmp_path):
     (paths.build_dir("anonmm", "x86_64") / kbuild.BUILT).write_text(inputs)
     assert kbuild.build_all(["anonmm"], ["x86_64"]) == [image]
     (tree / kbuild.STAMP).write_text("another series\n")
-    assert not kbuild.up_to_date("anonmm", "x86_64",
+    assert not kbuild.up_to_date("anonmm", Target("minimal", "x86_64"),
                                  kbuild.build_inputs("anonmm", "x86_64"))
     with pytest.raises(AssertionError, match="configured"):
         kbuild.build_all(["anonmm"], ["x86_64"])

@@ -1,0 +1,160 @@
+"""Build profiles: the feature set both stacks are built with, the same
+in both, and the kernels (profile and arch) a command works on.
+
+'minimal' is the 2004 feature set anonmm was written for, on both
+arches; 'distro' is the memory management of Debian's own 6.1 amd64
+kernel (kernels/common/config/distro.config), x86_64 only.  A profile
+says everything about itself here: its config fragment, its arches, the
+cache directory of its kernel trees, the NUMA nodes QEMU gives its
+guests, the kernel arguments its boots add, what the report says it
+leaves off.  COMPARE chooses the kernels 'compare' measures.
+"""
+
+from dataclasses import dataclass
+from typing import NamedTuple
+
+from .errors import UserError
+from .testbed import arch, arch_names, named
+
+
+@dataclass(frozen=True)
+class Profile:
+    """A build profile: the feature set both stacks are built with, the
+    same in both.  fragment: kernels/common/config/<fragment>, merged
+    after base.config and the arch's; arches: those it builds for;
+    suffix: names its kernel trees apart in the cache (trees<suffix>/,
+    so building one profile never touches another's kernels);
+    numa_nodes: the NUMA nodes QEMU gives its guests (0: none);
+    append: kernel arguments its boots add; off: what it leaves off in
+    both stacks that the kernel it stands for has, as the report says
+    it."""
+    name: str
+    text: str
+    fragment: str
+    arches: tuple[str, ...]
+    suffix: str = ""
+    numa_nodes: int = 0
+    append: str = ""
+    off: str = ""
+
+    def qemu_args(self, mem_mb: int, cpus: int) -> list[str]:
+        """QEMU's arguments for its nodes: mem_mb split between them
+        (the last takes the odd MB), the cpus possible vCPUs dealt out
+        in order, the first node taking the larger share (with one
+        vCPU the other nodes hold memory only)."""
+        if self.numa_nodes < 2:
+            return []
+        out: list[str] = []
+        nodes = self.numa_nodes
+        share, first_cpu = mem_mb // nodes, 0
+        for node in range(nodes):
+            size = share if node < nodes - 1 else mem_mb - share * node
+            count = (cpus - first_cpu + nodes - node - 1) // (nodes - node)
+            cpu_arg = "" if count <= 0 else \
+                f",cpus={first_cpu}-{first_cpu + count - 1}"
+            first_cpu += max(count, 0)
+            out += ["-object", f"memory-backend-ram,id=ram{node},"
+                    f"size={size}M",
+                    "-numa", f"node,nodeid={node},memdev=ram{node}{cpu_arg}"]
+        return out
+
+
+MINIMAL, DISTRO = "minimal", "distro"
+PROFILES: tuple[Profile, ...] = (
+    Profile(MINIMAL, "the 2004 feature set: no migration, compaction, "
+            "NUMA, memcg, MGLRU, zswap, userfaultfd, memory failure, THP, "
+            "KSM or hugetlbfs, in either stack", "minimal.config",
+            ("i386", "x86_64")),
+    Profile(DISTRO, "the memory management of Debian's 6.1 amd64 kernel: "
+            "NUMA (two nodes, balancing on), migration, compaction, memory "
+            "hotplug and hot-remove, memory failure, memcg (cgroup v2), "
+            "MGLRU (on), zswap (available), userfaultfd",
+            "distro.config", ("x86_64",), suffix="-distro", numa_nodes=2,
+            off="THP and KSM are off in both stacks until issue 27; "
+            "hugetlbfs, DAMON, idle page tracking, CMA and device-private "
+            "memory are off in both stacks too"),
+)
+
+
+class Target(NamedTuple):
+    """A kernel of each stack to measure: a profile built for an arch."""
+    profile: str
+    arch: str
+
+    def label(self) -> str:
+        """'i386' for the minimal profile (what every run before
+        profiles said), 'x86_64 distro' for another."""
+        return self.arch if self.profile == MINIMAL else \
+            f"{self.arch} {self.profile}"
+
+
+# What 'compare' measures unless told otherwise, and what '--full' adds:
+# the one place that chooses the comparison's kernels.
+COMPARE: tuple[Target, ...] = (Target(MINIMAL, "i386"),
+                               Target(MINIMAL, "x86_64"))
+FULL_ADDS: tuple[Target, ...] = (Target(MINIMAL, "x86_64"),)
+
+
+def profile(name: str) -> Profile:
+    return named("profile", PROFILES, name)
+
+
+def profile_names() -> tuple[str, ...]:
+    return tuple(p.name for p in PROFILES)
+
+
+def targets(profiles: list[str] | None, arches: list[str] | None,
+            full: bool = False) -> list[Target]:
+    """The kernels a command works on: each profile named (None: the
+    comparison's, COMPARE, and FULL_ADDS if full) on each arch named
+    (None: every arch it builds for), in PROFILES' then ARCHES' order.
+    An unknown name, or a profile named with an arch it does not build
+    for, is a UserError before any build or boot."""
+    chosen = [profile(p) for p in profiles] if profiles else None
+    for a in arches or ():
+        arch(a)
+    if chosen is None:
+        picked = [*COMPARE, *(FULL_ADDS if full else ())]
+        if arches:
+            picked = [t for t in picked if t.arch in arches] or \
+                [Target(MINIMAL, a) for a in arches]
+        return sort_targets(picked)
+    for p in chosen:
+        refused = [a for a in arches or () if a not in p.arches]
+        if refused:
+            raise UserError(f"profile {p.name} builds for "
+                            f"{', '.join(p.arches)} only, not "
+                            f"{', '.join(refused)}: drop --arch "
+                            f"{','.join(refused)} or choose another profile")
+    return sort_targets([Target(p.name, a) for p in chosen
+                         for a in p.arches if not arches or a in arches])
+
+
+def sort_targets(picked: "list[Target] | set[Target]") -> list[Target]:
+    """Without repeats, in PROFILES' then ARCHES' order (names neither
+    knows last)."""
+    profiles, arches = profile_names(), arch_names()
+
+    def rank(names: tuple[str, ...], name: str) -> tuple[int, str]:
+        return (names.index(name) if name in names else len(names), name)
+    return sorted(set(picked), key=lambda t: (rank(profiles, t.profile),
+                                              rank(arches, t.arch)))
+
+
+# Where a run goes: arches (the minimal profile's kernels, as every
+# command before profiles named them) or targets.
+Where = list[str] | list[Target]
+
+
+def as_targets(where: "Where | list[str | Target]") -> list[Target]:
+    """Targets of where, a bare arch standing for its minimal kernels."""
+    return [w if isinstance(w, Target) else Target(MINIMAL, w)
+            for w in where]
+
+
+def names(where: "Where | list[str | Target]") -> list[str]:
+    """What a run's id hashes of where: a minimal target by its arch
+    alone (so a run's id is what it was before profiles), another as
+    'arch/profile'."""
+    return [t.arch if t.profile == MINIMAL else f"{t.arch}/{t.profile}"
+            for t in as_targets(where)]
