@@ -128,8 +128,38 @@ sampler() {
 	done
 }
 
+# The features of the distro profile's kernels, where the kernel has
+# them (a minimal kernel has none: nothing is done, nothing printed):
+# cgroup v2 mounted, MGLRU on; then one line saying what is on:
+#   RMB-FEATURES numa_nodes=N cgroup2=0|1 memcg=0|1 lru_gen=0x.. zswap=Y|N
+features() {
+	on=
+	if grep -qw cgroup2 /proc/filesystems && [ -d /sys/fs/cgroup ]; then
+		mount -t cgroup2 cgroup2 /sys/fs/cgroup && on="$on cgroup2=1"
+		if grep -qw memory /sys/fs/cgroup/cgroup.controllers; then
+			on="$on memcg=1"
+		fi
+	fi
+	if [ -d /sys/devices/system/node ]; then
+		nodes=0
+		for node in /sys/devices/system/node/node[0-9]*; do
+			[ -d "$node" ] && nodes=$((nodes + 1))
+		done
+		on="$on numa_nodes=$nodes"
+	fi
+	if [ -e /sys/kernel/mm/lru_gen/enabled ]; then
+		echo y >/sys/kernel/mm/lru_gen/enabled
+		on="$on lru_gen=$(cat /sys/kernel/mm/lru_gen/enabled)"
+	fi
+	if [ -r /sys/module/zswap/parameters/enabled ]; then
+		on="$on zswap=$(cat /sys/module/zswap/parameters/enabled)"
+	fi
+	[ -z "$on" ] || echo "RMB-FEATURES$on"
+}
+
 # Workloads create VMAs by the hundred thousand.
 echo 1048576 >/proc/sys/vm/max_map_count
+features
 echo "RMB-CMDLINE $(cat /proc/cmdline)"
 
 failed=0

@@ -8,41 +8,31 @@ from pathlib import Path
 
 from . import check, experiments, guest, kbuild, paths, phases, preflight
 from . import programs, testbed
+from .cliargs import add_run_options, add_targets, add_workload_options
+from .cliargs import clocks_arg, stacks_arg, target_arches, targets_arg
 from . import reparse, runner, smoke
 from . import store, workloads
 from .errors import UserError
 
 
-def stacks_arg(value: str) -> list[str]:
-    return [testbed.stack(v).name for v in value.split(",")]
-
-
-def arches_arg(value: str) -> list[str]:
-    return [testbed.arch(v).name for v in value.split(",")]
-
-
-def add_targets(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--stack", default=",".join(testbed.stack_names()),
-                   help="comma-separated stacks (default: both)")
-    p.add_argument("--arch", default=",".join(testbed.arch_names()),
-                   help="comma-separated arches (default: both)")
-
-
 def cmd_build(args: argparse.Namespace) -> int:
-    kbuild.build_all(stacks_arg(args.stack), arches_arg(args.arch))
+    kbuild.build_all(stacks_arg(args.stack), targets_arg(args))
     return 0
 
 
 def cmd_config_diff(args: argparse.Namespace) -> int:
+    """Per kernel (profile and arch), the symbols the stacks' configs
+    differ in: only the scheme's may."""
     status = 0
-    for arch in arches_arg(args.arch):
-        lines, unfair = kbuild.config_diff(arch)
-        print(f"{arch}: {len(lines)} symbol(s) differ between "
+    for target in targets_arg(args):
+        name = f"{target.arch} {target.profile}"
+        lines, unfair = kbuild.config_diff(target.arch, target.profile)
+        print(f"{name}: {len(lines)} symbol(s) differ between "
               f"{' and '.join(testbed.stack_names())}")
         for line in lines:
             print(f"  {line}")
         if unfair:
-            print(f"{arch}: error: the stacks differ beyond the scheme "
+            print(f"{name}: error: the stacks differ beyond the scheme "
                   f"option: {', '.join(unfair)}", file=sys.stderr)
             status = 1
     return status
@@ -50,50 +40,23 @@ def cmd_config_diff(args: argparse.Namespace) -> int:
 
 def cmd_smoke(args: argparse.Namespace) -> int:
     logdir = Path(args.logdir) if args.logdir else smoke.default_logdir()
-    status = smoke.run_smoke(stacks_arg(args.stack), arches_arg(args.arch),
+    status = smoke.run_smoke(stacks_arg(args.stack), targets_arg(args),
                              args.accel, logdir)
     print(f"consoles in {logdir}")
     return status
 
 
-def reps_arg(value: str) -> int | None:
-    """'auto' (None: decided per point) or a number of repetitions."""
-    if value == "auto":
-        return None
-    if not value.isdigit():
-        raise argparse.ArgumentTypeError(f"'{value}': use auto or a number")
-    return int(value)
-
-
-def clocks_arg(value: str) -> tuple[str, ...]:
-    return tuple(testbed.clock(v).name for v in value.split(","))
-
-
-def add_run_options(p: argparse.ArgumentParser, reps: str) -> None:
-    add_targets(p)
-    p.add_argument("--reps", type=reps_arg, default=reps_arg(reps),
-                   help="repetitions of every point, or auto: decided per "
-                   "point from the declared metrics (docs/results-format"
-                   f".md; default {reps})")
-    p.add_argument("--run-id", help="results/<run-id>; the default names "
-                   "the inputs, so running the same command again resumes")
-    p.add_argument("--accel", default="auto", help="auto, kvm or tcg")
-    p.add_argument("--jobs", type=int, default=runner.SHARED_JOBS,
-                   help="guests at a time for boots whose timing is not at "
-                   f"stake (default {runner.SHARED_JOBS}); boots timed on "
-                   "the host clock always run alone")
-
-
 def cmd_run(args: argparse.Namespace) -> int:
+    targets = targets_arg(args)
     exp = experiments.custom(args.workload, args.mode, args.param or [],
-                             args.mem, arches_arg(args.arch), args.timeout,
+                             args.mem, target_arches(targets), args.timeout,
                              args.append, clocks_arg(args.clock),
                              experiments.parse_vcpus(args.vcpus),
                              tuple(args.variant))
     watch = phases.Stopwatch()
     with watch.phase("boots"):
         rdir = runner.run_experiments(
-            [exp], stacks_arg(args.stack), list(exp.arches), args.reps,
+            [exp], stacks_arg(args.stack), targets, args.reps,
             args.run_id, f"run-{args.workload}", args.accel, args.jobs)
     return finish(rdir, args.no_report, watch)
 
@@ -101,20 +64,22 @@ def cmd_run(args: argparse.Namespace) -> int:
 def cmd_size(args: argparse.Namespace) -> int:
     from . import sizing
     sizing.check_range(args.lo, args.hi, args.step)
+    targets = targets_arg(args)
     exp = experiments.custom(args.workload, args.mode, args.param or [],
-                             None, arches_arg(args.arch), args.timeout,
+                             None, target_arches(targets), args.timeout,
                              clocks=(testbed.clock(args.clock).name,))
     sizing.check_single(exp)
+    targets = [t for t in targets if t.arch in exp.arches]
     stacks = stacks_arg(args.stack)
     accel = guest.choose_accel(args.accel)
     # the inputs name the run (kernels, workloads, the configuration):
     # a changed kernel or parameter starts a new one, the same resumes
     run_id = args.run_id or runner.run_id_of(
-        [exp], stacks, list(exp.arches), 1, accel,
+        [exp], stacks, targets, 1, accel,
         f"size-{args.workload}-{exp.mode}")
-    answers = [sizing.search(exp, stack, arch, args.goal, args.lo, args.hi,
-                             args.step, run_id, accel)
-               for arch in exp.arches for stack in stacks]
+    answers = [sizing.search(exp, stack, target, args.goal, args.lo,
+                             args.hi, args.step, run_id, accel)
+               for target in targets for stack in stacks]
     store.save_answers(store.run_dir(run_id), answers)
     for a in answers:
         print(a.text())
@@ -126,20 +91,20 @@ def cmd_compare(args: argparse.Namespace) -> int:
     exps, searches = experiments.chosen(
         args.experiments.split(",") if args.experiments else None,
         args.full)
-    stacks, arches = stacks_arg(args.stack), arches_arg(args.arch)
+    stacks, targets = stacks_arg(args.stack), targets_arg(args, args.full)
     watch = phases.Stopwatch()
     if args.build:
         with watch.phase("builds"):
-            kbuild.build_all(stacks, arches)
+            kbuild.build_all(stacks, targets)
     with watch.phase("boots"):
         rdir = runner.run_experiments(
-            exps, stacks, arches, args.reps, args.run_id,
+            exps, stacks, targets, args.reps, args.run_id,
             "compare-full" if args.full else "compare", args.accel,
             args.jobs)
     answers = []
     if searches:
         with watch.phase("sizing"):
-            answers = sizing.run_searches(searches, stacks, arches,
+            answers = sizing.run_searches(searches, stacks, targets,
                                           rdir.name,
                                           guest.choose_accel(args.accel),
                                           max(1, args.jobs))
@@ -274,7 +239,7 @@ def cmd_params(args: argparse.Namespace) -> int:
 def cmd_check(args: argparse.Namespace) -> int:
     out = Path(args.out) if args.out else check.default_out_dir()
     only = tuple(args.test.split(",")) if args.test else ()
-    return check.run_check(stacks_arg(args.stack), arches_arg(args.arch),
+    return check.run_check(stacks_arg(args.stack), targets_arg(args),
                            args.accel, args.quick, out, only)
 
 
@@ -286,8 +251,9 @@ def add_kernel_commands(sub: Sub) -> None:
     add_targets(p)
     p.set_defaults(func=cmd_build)
     p = sub.add_parser("config-diff",
-                       help="show how the stacks' .config files differ")
-    p.add_argument("--arch", default=",".join(testbed.arch_names()))
+                       help="show how the stacks' .config files differ, "
+                       "per kernel (profile and arch)")
+    add_targets(p)
     p.set_defaults(func=cmd_config_diff)
     p = sub.add_parser("smoke", help="boot each kernel once and show its "
                        "scheme, struct sizes and counters")
@@ -350,16 +316,6 @@ def add_run_commands(sub: Sub) -> None:
     p.add_argument("--readme", action="store_true",
                    help="rewrite bench/README.md's parameter tables")
     p.set_defaults(func=cmd_params)
-
-
-def add_workload_options(p: argparse.ArgumentParser, metavar: str,
-                         param: str) -> None:
-    """--workload, --mode and --param, as run and size take them."""
-    p.add_argument("--workload", required=True,
-                   help=f"one of {', '.join(workloads.WORKLOADS)}")
-    p.add_argument("--mode", help="the workload's mode (default: its first)")
-    p.add_argument("--param", action="append", metavar=metavar,
-                   help=f"{param}; repeat for more")
 
 
 def add_size_command(sub: Sub) -> None:

@@ -70,6 +70,9 @@ class Console:
     swap: str | None = None
     clocksource: str | None = None
     samples: list[dict[str, int]] = field(default_factory=list)
+    # what the guest's init turned on or found of the distro profile's
+    # features (RMB-FEATURES: empty for a minimal kernel)
+    features: dict[str, str] = field(default_factory=dict)
     bad_lines: list[str] = field(default_factory=list)
     preamble: list[str] = field(default_factory=list)  # before any step
     line_steps: list[int] = field(default_factory=list)  # line -> step
@@ -168,6 +171,9 @@ def handle_marker(line: str, console: Console) -> None:
         console.done_rc = int(rest.split("=", 1)[1])
     elif tag == "RMB-SWAP":
         console.swap = rest
+    elif tag == "RMB-FEATURES":
+        console.features = dict(kv.split("=", 1) for kv in rest.split()
+                                if "=" in kv)
     elif tag == "RMB-SAMPLE":
         console.samples.append({k: int(v) for k, v in (
             kv.split("=", 1) for kv in rest.split())})
@@ -272,4 +278,5 @@ def marked(console: Console, name: str) -> Console:
     view = parse("\n".join(lines))
     view.faults, view.done_rc = console.faults, console.done_rc
     view.clocksource, view.swap = console.clocksource, console.swap
+    view.features = console.features
     return view

@@ -8,6 +8,7 @@ import sys
 import time
 
 from . import experiments, image, kbuild, paths, qemu, testbed
+from .profiles import MINIMAL, Target, Where, as_targets, profile
 
 
 def file_sha(path) -> str | None:
@@ -31,10 +32,14 @@ def series_digests() -> dict[str, str]:
             for s in testbed.stack_names()}
 
 
-def config_shas() -> dict[str, str | None]:
-    return {f"{s}/{a}": file_sha(paths.build_dir(s, a) / ".config")
-            for s in testbed.stack_names()
-            for a in testbed.arch_names()}
+def config_shas(targets: list[Target] = ()) -> dict[str, str | None]:
+    """The minimal kernels' configs as 'stack/arch', and those of the
+    other profiles' targets as 'stack/arch profile'."""
+    others = [t for t in targets if t.profile != MINIMAL]
+    every = [Target(MINIMAL, a) for a in testbed.arch_names()] + others
+    return {f"{s}/{t.label()}": file_sha(
+                kbuild.build_dir(s, t.arch, t.profile) / ".config")
+            for s in testbed.stack_names() for t in every}
 
 
 def bench_digest() -> str:
@@ -44,34 +49,48 @@ def bench_digest() -> str:
     return kbuild.digest(files)
 
 
-def inputs_digest() -> str:
-    """What the results depend on: kernels' sources and configs, workloads."""
-    text = repr((series_digests(), config_shas(), bench_digest(),
-                 kbuild.source_version()))
+def inputs_digest(where: Where = ()) -> str:
+    """What the results depend on: kernels' sources and configs,
+    workloads.  where: the run's kernels (the minimal ones' configs
+    always count, as before profiles)."""
+    text = repr((series_digests(), config_shas(as_targets(where)),
+                 bench_digest(), kbuild.source_version()))
     return hashlib.sha256(text.encode()).hexdigest()[:10]
 
 
-def config_diffs(arches: list[str]) -> dict[str, list[str]]:
+def config_diffs(targets: list[Target]) -> dict[str, list[str]]:
+    """Per target (by its label: 'i386', 'x86_64 distro'), the symbols
+    whose values differ between the stacks."""
     diffs = {}
-    for arch in arches:
+    for t in targets:
         try:
-            diffs[arch] = kbuild.config_diff(arch)[0]
+            diffs[t.label()] = kbuild.config_diff(t.arch, t.profile)[0]
         except Exception as err:  # a missing build is reported, not fatal
-            diffs[arch] = [f"unavailable: {err}"]
+            diffs[t.label()] = [f"unavailable: {err}"]
     return diffs
 
 
-def collect(run_id: str, accel: str, reps: int, arches: list[str],
-            described: str) -> dict:
-    """metadata.json; described: experiments.describe() of the run."""
+def profiles_of(targets: list[Target]) -> dict[str, dict[str, str]]:
+    """What each profile of the run is, and what it leaves off."""
+    return {p.name: {"text": p.text, "off": p.off}
+            for p in (profile(n) for n in
+                      dict.fromkeys(t.profile for t in targets))}
+
+
+def collect(run_id: str, accel: str, reps: int,
+            where: "Where | list[Target]", described: str) -> dict:
+    """metadata.json; where: the run's kernels (bare arches: the minimal
+    ones); described: experiments.describe() of the run."""
+    targets = as_targets(where)
     return {
         "run_id": run_id,
         "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         "command": " ".join(shlex.quote(a) for a in sys.argv),
         "linux_source_version": kbuild.source_version(),
         "series_digest": series_digests(),
-        "config_sha256": config_shas(),
-        "config_diff": config_diffs(arches),
+        "config_sha256": config_shas(targets),
+        "config_diff": config_diffs(targets),
+        "profiles": profiles_of(targets),
         "bench_digest": bench_digest(),
         "qemu_version": qemu.qemu_version(),
         "accel": accel,

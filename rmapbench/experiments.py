@@ -18,6 +18,7 @@ from dataclasses import dataclass, replace
 from . import plan as guestplan
 from . import programs, testbed, workloads
 from .errors import UserError
+from .profiles import MINIMAL, Where, as_targets
 from .record import Config
 from .testbed import HOST
 from .workloads import Experiment, SizeSearch
@@ -39,15 +40,16 @@ class Case:
 
     def key(self) -> str:
         """A file-name-safe, unique, stable name for this boot (the
-        host clock and one vCPU name nothing; a stack variant's names
-        its arguments)."""
+        host clock, one vCPU and the minimal profile name nothing; a
+        stack variant's names its arguments)."""
         c = self.config
         params = "-".join(f"{k}{v}" for k, v in c.params)
         clock = "" if c.clock == HOST else f"_{c.clock}"
         smp = "" if c.vcpus == 1 else f"_smp{c.vcpus}"
         variant = f"_{self.variant}".replace(" ", "+") if self.variant \
             else ""
-        return (f"{c.experiment}_{self.stack}_{c.arch}_m{c.mem_mb}"
+        profile = "" if c.profile == MINIMAL else f"_{c.profile}"
+        return (f"{c.experiment}_{self.stack}_{c.arch}{profile}_m{c.mem_mb}"
                 f"_{params or 'default'}{clock}{smp}{variant}_r{self.rep}"
                 ).replace("/", "_")
 
@@ -148,22 +150,25 @@ class Point:
         return [self.case(s, rep, v) for s, v in self.lanes(stacks)]
 
 
-def sweep_points(exp: Experiment, arches: list[str]) -> list[Point]:
-    """Every point of exp on arches, each of its clocks and vCPU
-    counts."""
-    return [Point(exp, Config(exp.name, arch, mem, exp.workload, exp.mode,
-                              params, clock, vcpus, exp.append))
+def sweep_points(exp: Experiment, where: Where) -> list[Point]:
+    """Every point of exp on the kernels where names (its arches, in
+    exp's order: a bare arch is its minimal kernels), each of its
+    clocks and vCPU counts."""
+    targets = as_targets(where)
+    return [Point(exp, Config(exp.name, t.arch, mem, exp.workload,
+                              exp.mode, params, clock, vcpus, exp.append,
+                              t.profile))
             for clock in exp.clocks for vcpus in exp.vcpus
-            for arch in (a for a in exp.arches if a in arches)
-            for mem in exp.mem_mb.get(arch, [testbed.arch(arch).mem_mb])
+            for a in exp.arches for t in targets if t.arch == a
+            for mem in exp.mem_mb.get(a, [testbed.arch(a).mem_mb])
             for params in points(exp)]
 
 
 def expand(experiments: list[Experiment], stacks: list[str],
-           arches: list[str], reps: int) -> list[Case]:
+           where: Where, reps: int) -> list[Case]:
     """All boots of reps repetitions each, repetition-major so an early
     stop still compares."""
-    pts = [p for exp in experiments for p in sweep_points(exp, arches)]
+    pts = [p for exp in experiments for p in sweep_points(exp, where)]
     return [case for rep in range(reps) for p in pts
             for case in p.cases(stacks, rep)]
 

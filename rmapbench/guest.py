@@ -8,6 +8,7 @@ from pathlib import Path
 from . import console as consolemod
 from . import image, kbuild, qemu, scratch, testbed
 from .errors import UserError
+from .profiles import MINIMAL
 
 PROBE_TIMEOUT_S = 25.0
 
@@ -20,6 +21,7 @@ class GuestRun:
     console: consolemod.Console
     failure: str | None      # None: the plan ran to its end, no fault
     prep_seconds: float = 0.0    # host time to make its image and initrd
+    profile: str = MINIMAL       # the build profile of its kernel
 
 
 # how a verdict of a boot whose kernel faulted begins
@@ -49,11 +51,12 @@ def verdict(boot: qemu.BootResult, con: consolemod.Console) -> str | None:
 
 def run(boot: qemu.Boot, log: Path, accel: str = "tcg") -> GuestRun:
     """Boot; the console goes to log; parse it once and judge it."""
-    kernel = kbuild.kernel_image(boot.stack, boot.arch)
+    kernel = kbuild.kernel_image(boot.stack, boot.arch, boot.profile)
     if not kernel.exists():
-        raise UserError(f"no {boot.stack} kernel for {boot.arch} at "
-                        f"{kernel}: run 'harness.py build --stack "
-                        f"{boot.stack} --arch {boot.arch}'")
+        raise UserError(f"no {boot.stack} kernel for {boot.arch} "
+                        f"({boot.profile}) at {kernel}: run 'harness.py "
+                        f"build --stack {boot.stack} --arch {boot.arch} "
+                        f"--profile {boot.profile}'")
     start = time.monotonic()
     base = image.build_image(boot.arch, boot.files)
     with scratch.directory("initrd") as tmp:
@@ -63,7 +66,7 @@ def run(boot: qemu.Boot, log: Path, accel: str = "tcg") -> GuestRun:
         result = qemu.run(boot, kernel, initrd, accel, log)
     con = consolemod.parse(log.read_text(errors="replace"))
     return GuestRun(boot.stack, boot.arch, result, con, verdict(result, con),
-                    prep)
+                    prep, boot.profile)
 
 
 def view(run: GuestRun, name: str) -> GuestRun:

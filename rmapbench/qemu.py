@@ -19,6 +19,7 @@ from pathlib import Path
 from . import paths, postmortem, scratch, testbed
 from .errors import UserError
 from .extras import Files
+from .profiles import MINIMAL, profile as profile_of
 
 # random.trust_cpu=on: the CRNG seeds from RDRAND at once; without it,
 # the first getrandom() (mkswap's UUID) waits for entropy in every boot.
@@ -41,10 +42,11 @@ MIN_MEM_MB = 64
 
 @dataclass(frozen=True)
 class Boot:
-    """One guest boot: the kernel (stack, arch), the plan it runs and
-    the files it needs beyond the base image, and the machine: memory,
-    vCPUs, swap disk, guest clock, kernel arguments beyond the
-    harness's own, and the host time it may take."""
+    """One guest boot: the kernel (stack, arch, build profile), the plan
+    it runs and the files it needs beyond the base image, and the
+    machine: memory, vCPUs, swap disk, guest clock, kernel arguments
+    beyond the harness's own, and the host time it may take.  The
+    profile adds its own machine (NUMA nodes) and kernel arguments."""
     stack: str
     arch: str
     plan: str
@@ -55,6 +57,7 @@ class Boot:
     append: str = ""
     files: Files = ()        # extras.resolve(): added to the image
     clock: str = testbed.HOST   # testbed.CLOCKS
+    profile: str = MINIMAL      # profiles.PROFILES
 
 
 @dataclass
@@ -92,11 +95,14 @@ def command(boot: Boot, kernel: Path, initrd: Path, accel: str,
         raise UserError(f"kernel {kernel} missing: run "
                         "'harness.py build' first")
     clock = testbed.clock(boot.clock)
-    append = " ".join(a for a in (BASE_APPEND, clock.append, boot.append)
-                      if a)
+    profile = profile_of(boot.profile)
+    append = " ".join(a for a in (BASE_APPEND, clock.append, profile.append,
+                                  boot.append) if a)
+    smp = smp_arg(boot.smp, accel, clock)
     cmd = [qemu_binary(boot.arch), "-accel", accel_of(accel, clock),
            *clock.qemu_args, "-cpu", testbed.arch(boot.arch).cpu,
-           "-m", str(boot.mem_mb), "-smp", smp_arg(boot.smp, accel, clock),
+           "-m", str(boot.mem_mb), "-smp", smp,
+           *profile.qemu_args(boot.mem_mb, possible_cpus(smp)),
            "-kernel", str(kernel), "-initrd", str(initrd),
            "-append", append,
            "-display", "none", "-monitor", "none", "-no-reboot",
@@ -127,6 +133,13 @@ def smp_arg(vcpus: int, accel: str, clock: testbed.Clock) -> str:
     if accel_of(accel, clock) != "tcg" or not clock.mttcg:
         return str(vcpus)
     return f"{vcpus},maxcpus={max(vcpus, 2)}"
+
+
+def possible_cpus(smp: str) -> int:
+    """The vCPUs a guest of -smp smp may have: its maxcpus, else its
+    count."""
+    count, _, rest = smp.partition(",")
+    return int(rest.partition("maxcpus=")[2] or count)
 
 
 def accel_of(accel: str, clock: testbed.Clock) -> str:

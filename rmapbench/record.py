@@ -5,18 +5,19 @@ A record is a JSON object (records.jsonl, docs/results-format.md); the
 Record type names its fields.  Config is what a record measures apart
 from the stack and the repetition (experiment, arch, memory, workload,
 mode, parameters, guest clock, vCPUs, the experiment's kernel
-arguments): the runner's Case, the statistics' grouping, the report's
-failure counts and the plots' dimensions all use it; ConfigKey adds
-the kind of result line, and group() sorts records by it.  A record's
-lane is its stack, and the stack variant it booted if any: the
-statistics compare lanes of one Config, a variant's against the same
-base boots.
+arguments, the build profile of both stacks' kernels): the runner's
+Case, the statistics' grouping, the report's failure counts and the
+plots' dimensions all use it; ConfigKey adds the kind of result line,
+and group() sorts records by it.  A record's lane is its stack, and
+the stack variant it booted if any: the statistics compare lanes of
+one Config, a variant's against the same base boots.
 """
 
 import math
 from dataclasses import asdict, dataclass, fields
 from typing import Any, TypedDict
 
+from .profiles import MINIMAL
 from .testbed import HOST, lane as lane_name
 
 Params = tuple[tuple[str, Any], ...]
@@ -44,6 +45,8 @@ class Record(TypedDict, total=False):
     clock: str              # testbed.CLOCKS: what guest time meant
     vcpus: int              # the guest's CPUs (absent: 1)
     kernel_args: str        # the experiment's kernel arguments (absent: "")
+    profile: str            # the build profile of the kernel booted
+    #                         (profiles.PROFILES; absent: "minimal")
     variant: str            # a stack variant's kernel arguments (absent:
     #                         the stack's headline boot)
     failed: bool
@@ -51,13 +54,17 @@ class Record(TypedDict, total=False):
     excerpt: str            # failed records: the console around it
     metrics: dict           # name (unit in the name) -> number
     samples: list           # sampled boots: RMB-SAMPLE lines, on the last
+    features: dict          # what the guest's init found on (RMB-FEATURES:
+    #                         NUMA nodes, cgroup2, memcg, MGLRU, zswap;
+    #                         absent: none of them, a minimal kernel)
 
 
 @dataclass(frozen=True)
 class Config:
     """One configuration: everything but the stack (and its variant)
     and the repetition.  kernel_args: what every stack's boots added to
-    the harness's kernel arguments (Experiment.append)."""
+    the harness's kernel arguments (Experiment.append); profile: the
+    build profile both stacks' kernels were built in."""
     experiment: str
     arch: str
     mem_mb: int
@@ -67,6 +74,7 @@ class Config:
     clock: str = HOST
     vcpus: int = 1
     kernel_args: str = ""
+    profile: str = MINIMAL
 
     @classmethod
     def of(cls, rec: dict) -> "Config":
@@ -81,9 +89,11 @@ class Config:
         return out
 
     def dims(self) -> dict[str, Any]:
-        """What tells configurations apart in a figure: arch, memory,
-        parameters."""
+        """What tells configurations apart in a figure: arch (and a
+        profile other than minimal), memory, parameters."""
         out: dict[str, Any] = {"arch": self.arch, "mem": f"{self.mem_mb}MB"}
+        if self.profile != MINIMAL:
+            out["profile"] = self.profile
         out.update({k: v for k, v in self.params
                     if k not in IGNORED_PARAMS})
         out["clock"] = self.clock
@@ -101,7 +111,8 @@ def config_fields(rec: dict) -> dict:
             "params": tuple(sorted((rec.get("params") or {}).items())),
             "clock": str(rec.get("clock") or HOST),
             "vcpus": int(rec.get("vcpus") or 1),
-            "kernel_args": str(rec.get("kernel_args") or "")}
+            "kernel_args": str(rec.get("kernel_args") or ""),
+            "profile": str(rec.get("profile") or MINIMAL)}
 
 
 def lane(rec: dict) -> str:
@@ -165,8 +176,12 @@ class ConfigKey(Config):
     def label(self, with_arch: bool = True, skip: tuple[str, ...] = ()) -> str:
         """e.g. 'i386 1024MB V=10000 kind=split gen=3', the clock
         when it is not the host's: '... (icount)', and the kernel
-        arguments every stack's boots added: '... [vmalloc=768M]'."""
+        arguments every stack's boots added: '... [vmalloc=768M]'; a
+        profile other than minimal after the arch: 'x86_64 distro
+        512MB ...'."""
         parts = [self.arch] if with_arch else []
+        if self.profile != MINIMAL:
+            parts.append(self.profile)
         parts.append(f"{self.mem_mb}MB")
         parts += [f"{k}={v}" for k, v in self.params if k not in skip]
         if self.generation is not None:
@@ -180,7 +195,8 @@ class ConfigKey(Config):
         return " ".join(parts)
 
     def sort_key(self) -> tuple:
-        return (self.experiment, self.arch, self.workload, self.mode,
+        return (self.experiment, self.profile, self.arch, self.workload,
+                self.mode,
                 self.clock, self.vcpus, self.kernel_args, self.record,
                 self.mem_mb,
                 tuple((k, _sortable(v)) for k, v in self.params),

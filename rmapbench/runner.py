@@ -19,6 +19,7 @@ from . import paths, qemu, record, repetitions, store, testbed
 from . import workloads
 from .errors import UserError
 from .experiments import SWAP_MB, Case, Point
+from .profiles import Where, as_targets, names
 
 # Guests at a time for boots whose timing is not at stake
 SHARED_JOBS = 2
@@ -88,6 +89,9 @@ def records_of(case: Case, run: guest.GuestRun, run_id: str,
         return [failed_record(base, run)]
     if run.console.samples:
         records[-1]["samples"] = run.console.samples
+    if run.console.features:
+        for rec in records:
+            rec["features"] = dict(run.console.features)
     return records
 
 
@@ -98,7 +102,7 @@ def job_of(case: Case) -> executor.Job:
         case.stack, c.arch, case.plan(), mem_mb=c.mem_mb,
         timeout_s=case.timeout_s, swap_mb=SWAP_MB,
         append=case.kernel_args(), files=extras.require(case.extras(), c.arch),
-        clock=c.clock, smp=c.vcpus))
+        clock=c.clock, smp=c.vcpus, profile=c.profile))
 
 
 def pack_head(plan: str) -> str:
@@ -213,11 +217,13 @@ def check_memory(cases: list[Case]) -> None:
 
 
 def require_kernels(cases: list[Case]) -> None:
-    for stack, arch in sorted({(c.stack, c.config.arch) for c in cases}):
-        if not kbuild.kernel_image(stack, arch).exists():
-            raise UserError(f"no {stack} kernel for {arch}: run "
-                            f"'harness.py build --stack {stack} "
-                            f"--arch {arch}' (or 'make kernels')")
+    for stack, arch, profile in sorted({
+            (c.stack, c.config.arch, c.config.profile) for c in cases}):
+        if not kbuild.kernel_image(stack, arch, profile).exists():
+            raise UserError(f"no {stack} kernel for {arch} ({profile}): "
+                            f"run 'harness.py build --stack {stack} "
+                            f"--arch {arch} --profile {profile}' (or "
+                            "'make kernels')")
 
 
 def round_cases(points: list[Point], decided: dict, stacks: list[str],
@@ -277,44 +283,46 @@ def decisions_metadata(decided: dict) -> list[dict]:
             for p, d in decided.items()]
 
 
-def run_id_of(exps: list, stacks: list[str], arches: list[str],
+def run_id_of(exps: list, stacks: list[str], where: Where,
               reps: int | None, accel: str, prefix: str) -> str:
-    """The same inputs give the same id, so a re-run resumes."""
+    """The same inputs give the same id, so a re-run resumes (a run of
+    minimal kernels only is named as it was before profiles)."""
     policy = reps or ("auto", repetitions.TARGET, repetitions.START,
                       repetitions.CAP)
     # what a clock does to a guest is part of what was measured
     clocks = sorted({c for e in exps for c in e.clocks})
-    what = (experiments.describe(exps), environment.inputs_digest(),
-            stacks, arches, policy, accel, qemu.BASE_APPEND,
+    what = (experiments.describe(exps), environment.inputs_digest(where),
+            stacks, names(where), policy, accel, qemu.BASE_APPEND,
             [asdict(testbed.clock(c)) for c in clocks])
     return f"{prefix}-{kbuild.digest([], extra=repr(what))[:10]}"
 
 
-def run_experiments(exps: list, stacks: list[str], arches: list[str],
+def run_experiments(exps: list, stacks: list[str], where: Where,
                     reps: int | None, run_id: str | None, prefix: str,
                     accel: str, jobs: int = SHARED_JOBS) -> Path:
     """Check, run in rounds (resuming) and store; return the run
-    directory.  reps None: repetitions.py decides per point."""
+    directory.  where: the kernels (profiles.Target, or bare arches for
+    the minimal ones).  reps None: repetitions.py decides per point."""
     if paths.variant():
         raise UserError(f"RMAPBENCH_VARIANT={paths.variant()} builds debug "
                         "kernels, whose timings mean nothing: measure with "
                         "it unset (debug variants are for 'check' only)")
     if reps is not None and reps < 1:
         raise UserError(f"--reps must be at least 1, not {reps}")
-    points = [p for e in exps for p in experiments.sweep_points(e, arches)]
+    points = [p for e in exps for p in experiments.sweep_points(e, where)]
     first = [c for p in points for c in p.cases(stacks, 0)]
     if not first:
-        raise UserError("nothing to run: no experiment applies to arch(es) "
-                        f"{', '.join(arches)}")
+        raise UserError("nothing to run: no experiment applies to "
+                        f"{', '.join(t.label() for t in as_targets(where))}")
     check_memory(first)
     require_kernels(first)
     accel = guest.choose_accel(accel)
-    run_id = run_id or run_id_of(exps, stacks, arches, reps, accel, prefix)
+    run_id = run_id or run_id_of(exps, stacks, where, reps, accel, prefix)
     rdir = store.run_dir(run_id)
     meta = rdir / "metadata.json"
     if not meta.exists():
         store.write_json(meta, environment.collect(
-            run_id, accel, reps or "auto", arches,
+            run_id, accel, reps or "auto", as_targets(where),
             experiments.describe(exps)))
     extra = len(first) - len(points) * len(stacks)
     variants = f", {extra} more on stack variants" if extra else ""

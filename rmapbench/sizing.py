@@ -20,6 +20,7 @@ from dataclasses import replace
 
 from . import experiments, guest, qemu, runner, store
 from .errors import UserError
+from .profiles import Target, Where, as_targets
 from .record import Config, is_failed, swapped_out
 from .store import Answer
 
@@ -94,18 +95,21 @@ def most_probes(lo: int, hi: int, step: int) -> int:
     return 1 + (hi > lo) + max(0, ((hi - lo) // step - 1).bit_length())
 
 
-def search(exp: experiments.Experiment, stack: str, arch: str, goal: str,
-           lo: int, hi: int, step: int, run_id: str, accel: str,
+def search(exp: experiments.Experiment, stack: str, where: str | Target,
+           goal: str, lo: int, hi: int, step: int, run_id: str, accel: str,
            text: str = "") -> Answer:
-    """Bisect guest memory for one stack on one arch."""
+    """Bisect guest memory for one stack on one kernel (a bare arch:
+    its minimal kernel)."""
     probes: dict[int, bool] = {}
     swapped: dict[int, float | None] = {}
+    (target,) = as_targets([where])
+    arch = target.label()
 
     def held(mem: int) -> bool:
-        probe = replace(exp, mem_mb={arch: [mem]})
-        rdir = runner.run_experiments([probe], [stack], [arch], 1, run_id,
+        probe = replace(exp, mem_mb={target.arch: [mem]})
+        rdir = runner.run_experiments([probe], [stack], [target], 1, run_id,
                                       "size", accel)
-        (point,) = experiments.sweep_points(probe, [arch])
+        (point,) = experiments.sweep_points(probe, [target])
         recs = [r for r in store.load_records(rdir)
                 if r.get("stack") == stack
                 and Config.of(r) == point.config]
@@ -147,17 +151,17 @@ def faulted(answers: list[Answer]) -> list[Answer]:
     return [a for a in answers if a.fault]
 
 
-def run_searches(searches: list, stacks: list[str], arches: list[str],
+def run_searches(searches: list, stacks: list[str], where: Where,
                  run_id: str, accel: str,
                  jobs: int = runner.SHARED_JOBS) -> list[Answer]:
-    """The comparison's searches (workloads.SizeSearch) on the arches
-    asked for, each in results/<run_id>-<search>/, the answers saved in
+    """The comparison's searches (workloads.SizeSearch) on the kernels
+    asked for (bare arches: the minimal ones), each in
+    results/<run_id>-<search>/, the answers saved in
     results/<run_id>/sizing.json.  The bisections of different stacks
     and arches are independent and judge memory, not time, so jobs of
     them run at once (as boots whose timing is not at stake do)."""
-    todo = [(s, arch, stack) for s in searches
-            for arch in [a for a in s.experiment.arches if a in arches]
-            for stack in stacks]
+    todo = [(s, t, stack) for s in searches for a in s.experiment.arches
+            for t in as_targets(where) if t.arch == a for stack in stacks]
 
     def one(job: tuple) -> Answer:
         s, arch, stack = job

@@ -8,6 +8,7 @@ a settle and the final idle count (boot_checks.py judges the two).
 
 from .. import extras, iface, paths, plan, qemu, testbed
 from .catalogue import SELFTEST_SKIP, Group, Test, selftest_name
+from ..profiles import MINIMAL
 
 # SLUB debugging (sanity checks, red zones, poisoning, owner tracking) on
 # the caches of the rmap: a use-after-free or overflow of one of their
@@ -117,8 +118,9 @@ def boot_append() -> str:
 
 
 def boot_of(stack: str, arch: str, group: Group, smp: int,
-            test_plan: plan.Plan, files: extras.Files) -> qemu.Boot:
+            test_plan: plan.Plan, files: extras.Files,
+            profile: str = MINIMAL) -> qemu.Boot:
     return qemu.Boot(stack, arch, test_plan.text(),
                      mem_mb=group.mem_mb[arch], timeout_s=group.timeout_s,
                      swap_mb=SWAP_MB, smp=smp, append=boot_append(),
-                     files=files)
+                     files=files, profile=profile)

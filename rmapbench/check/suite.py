@@ -8,6 +8,7 @@ from pathlib import Path
 
 from .. import executor, guest, kbuild, paths, qemu
 from ..errors import UserError
+from ..profiles import Target, Where, as_targets
 from ..progress import fmt_seconds
 from .boot_checks import IDLE_SLAB_TOLERANCE
 from .boots import CHECK_APPEND, boot_of, files_and_skips, make_plan
@@ -52,20 +53,21 @@ class SuiteJob:
     skipped: dict[str, str]
 
 
-def suite_job(stack: str, arch: str, unit: Unit, tests: list[Test]
+def suite_job(stack: str, target: Target, unit: Unit, tests: list[Test]
               ) -> SuiteJob:
+    arch = target.arch
     mine = unit.tests(tests, arch)
     files, skipped = files_and_skips(mine, arch)
     runs = [t for t in mine if t.name not in skipped]
     boot = boot_of(stack, arch, unit.group, unit.smp,
-                   make_plan(unit.name, runs), files)
-    key = f"{stack}-{arch}-{unit.name}"
-    label = f"{stack} {arch} {unit.name}: {len(mine)} tests"
+                   make_plan(unit.name, runs), files, target.profile)
+    key = "-".join([stack, *target.label().split(), unit.name])
+    label = f"{stack} {target.label()} {unit.name}: {len(mine)} tests"
     return SuiteJob(executor.Job(key, label, boot), unit, mine, skipped)
 
 
 def judge(sj: SuiteJob, run: guest.GuestRun) -> dict:
-    kernel = kernel_name(run.stack, run.arch)
+    kernel = kernel_name(run.stack, Target(run.profile, run.arch).label())
     verdicts = [Verdict(t.name, kernel, SKIP, sj.skipped[t.name])
                 for t in sj.tests if t.name in sj.skipped]
     runs = [t for t in sj.tests if t.name not in sj.skipped]
@@ -94,13 +96,14 @@ def say(result: dict) -> None:
         print(f"    FAIL {x.test}: {x.reason}", flush=True)
 
 
-def require_kernels(stacks: list[str], arches: list[str]) -> None:
+def require_kernels(stacks: list[str], targets: list[Target]) -> None:
     for stack in stacks:
-        for arch in arches:
-            if not kbuild.kernel_image(stack, arch).exists():
-                raise UserError(f"no {stack} kernel for {arch}: run "
-                                f"'harness.py build --stack {stack} "
-                                f"--arch {arch}' (or 'make kernels')")
+        for arch, profile in ((t.arch, t.profile) for t in targets):
+            if not kbuild.kernel_image(stack, arch, profile).exists():
+                raise UserError(f"no {stack} kernel for {arch} ({profile}):"
+                                f" run 'harness.py build --stack {stack} "
+                                f"--arch {arch} --profile {profile}' (or "
+                                "'make kernels')")
 
 
 def default_out_dir() -> Path:
@@ -121,20 +124,22 @@ def select(tests: list[Test], names: tuple[str, ...]) -> list[Test]:
     return [t for t in tests if t.name in names]
 
 
-def run_check(stacks: list[str], arches: list[str], accel: str, quick: bool,
+def run_check(stacks: list[str], where: Where, accel: str, quick: bool,
               out_dir: Path, only: tuple[str, ...] = ()) -> int:
     """Run the quick or full suite (or only the tests named) on every
-    stack x arch; write check.md and check.json into out_dir and print
-    the table.  0: no test failed and anonmm's verdicts equal
-    anon_vma's; else 1."""
+    stack x kernel (profiles.Target; a bare arch: its minimal kernel),
+    named by arch and a profile other than minimal; write check.md and
+    check.json into out_dir and print the table.  0: no test failed and
+    anonmm's verdicts equal anon_vma's; else 1."""
     groups, tests = catalogue(quick)
     tests = select(tests, only)
-    require_kernels(stacks, arches)
+    targets = as_targets(where)
+    require_kernels(stacks, targets)
     accel = guest.choose_accel(accel)
     all_units = units(groups, tests)
-    jobs = [suite_job(s, a, u, tests) for s in stacks for a in arches
+    jobs = [suite_job(s, t, u, tests) for s in stacks for t in targets
             for u in all_units
-            if a in u.group.mem_mb and u.tests(tests, a)]
+            if t.arch in u.group.mem_mb and u.tests(tests, t.arch)]
     by_key = {sj.job.key: sj for sj in jobs}
     start = time.monotonic()
     results = executor.execute(
@@ -145,8 +150,8 @@ def run_check(stacks: list[str], arches: list[str], accel: str, quick: bool,
     boots = [r["info"] for r in results]
     meta = metadata(quick, accel, boots, time.monotonic() - start)
     rows = order(tests, [u.name for u in all_units])
-    return write_outputs(out_dir, stacks, arches, tests, rows, verdicts,
-                         meta)
+    return write_outputs(out_dir, stacks, [t.label() for t in targets],
+                         tests, rows, verdicts, meta)
 
 
 def metadata(quick: bool, accel: str, boots: list[dict],
@@ -166,6 +171,8 @@ def metadata(quick: bool, accel: str, boots: list[dict],
 def write_outputs(out_dir: Path, stacks: list[str], arches: list[str],
                   tests: list[Test], rows: list[str],
                   verdicts: list[Verdict], meta: dict) -> int:
+    """arches: the kernels' names beside the stack ('i386', 'x86_64
+    distro')."""
     kernels = [kernel_name(s, a) for s in stacks for a in arches]
     mismatches = verdict_mismatches(verdicts, stacks, arches)
     failed = [v for v in verdicts if v.verdict == FAIL]

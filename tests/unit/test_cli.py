@@ -56,6 +56,14 @@ BAD_INPUT = [
       "after_parent",)),
     (("run", "--workload", "bundle", "--append", "anonmm_fork_order=head"),
      ("unknown anonmm_fork_order 'head'",)),
+    (("build", "--profile", "debian"),
+     ("unknown profile 'debian': choose one of minimal, distro",)),
+    (("run", "--workload", "vma", "--profile", "minimal,debian"),
+     ("unknown profile 'debian'",)),
+    (("compare", "--profile", "distro", "--arch", "i386"),
+     ("profile distro builds for x86_64 only, not i386",)),
+    (("check", "--profile", "distro", "--arch", "i386,x86_64"),
+     ("profile distro builds for x86_64 only, not i386",)),
 ]
 
 

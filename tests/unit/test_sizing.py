@@ -167,8 +167,10 @@ def test_saved_answers_reach_the_decision_section(tmp_path):
 
 
 def fake_search(calls):
-    def search(exp, stack, arch, goal, lo, hi, step, run_id, accel,
+    def search(exp, stack, where, goal, lo, hi, step, run_id, accel,
                text=""):
+        (target,) = sizing.as_targets([where])
+        arch = target.label()
         calls.append((exp.name, stack, arch, run_id))
         return store.Answer(text, stack, arch, goal, lo, hi, step, lo,
                             None, {lo: True})

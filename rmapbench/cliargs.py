@@ -1,0 +1,78 @@
+"""The command line's shared options: which stacks and kernels
+(--stack, --arch, --profile), a run's options, a workload's."""
+
+import argparse
+
+from . import profiles, runner, testbed, workloads
+
+
+def stacks_arg(value: str) -> list[str]:
+    return [testbed.stack(v).name for v in value.split(",")]
+
+
+def arches_arg(value: str) -> list[str]:
+    return [testbed.arch(v).name for v in value.split(",")]
+
+
+def targets_arg(args: argparse.Namespace, full: bool = False
+                ) -> list[profiles.Target]:
+    """The kernels --profile and --arch name (neither: the comparison's,
+    profiles.COMPARE), refused before any build or boot if a name is
+    unknown or a profile does not build for an arch named."""
+    names = args.profile.split(",") if args.profile else None
+    arches = arches_arg(args.arch) if args.arch else None
+    return profiles.targets(names, arches, full)
+
+
+def add_targets(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--stack", default=",".join(testbed.stack_names()),
+                   help="comma-separated stacks (default: both)")
+    p.add_argument("--arch", help="comma-separated arches (default: each "
+                   "profile's; without --profile, the comparison's kernels)")
+    p.add_argument("--profile", help="comma-separated build profiles: "
+                   f"{', '.join(profiles.profile_names())} (default: the "
+                   "comparison's: " + ", ".join(
+                       f"{t.arch} {t.profile}" for t in profiles.COMPARE)
+                   + ")")
+
+
+def reps_arg(value: str) -> int | None:
+    """'auto' (None: decided per point) or a number of repetitions."""
+    if value == "auto":
+        return None
+    if not value.isdigit():
+        raise argparse.ArgumentTypeError(f"'{value}': use auto or a number")
+    return int(value)
+
+
+def clocks_arg(value: str) -> tuple[str, ...]:
+    return tuple(testbed.clock(v).name for v in value.split(","))
+
+
+def add_run_options(p: argparse.ArgumentParser, reps: str) -> None:
+    add_targets(p)
+    p.add_argument("--reps", type=reps_arg, default=reps_arg(reps),
+                   help="repetitions of every point, or auto: decided per "
+                   "point from the declared metrics (docs/results-format"
+                   f".md; default {reps})")
+    p.add_argument("--run-id", help="results/<run-id>; the default names "
+                   "the inputs, so running the same command again resumes")
+    p.add_argument("--accel", default="auto", help="auto, kvm or tcg")
+    p.add_argument("--jobs", type=int, default=runner.SHARED_JOBS,
+                   help="guests at a time for boots whose timing is not at "
+                   f"stake (default {runner.SHARED_JOBS}); boots timed on "
+                   "the host clock always run alone")
+
+
+def target_arches(targets: list[profiles.Target]) -> list[str]:
+    return list(dict.fromkeys(t.arch for t in targets))
+
+
+def add_workload_options(p: argparse.ArgumentParser, metavar: str,
+                         param: str) -> None:
+    """--workload, --mode and --param, as run and size take them."""
+    p.add_argument("--workload", required=True,
+                   help=f"one of {', '.join(workloads.WORKLOADS)}")
+    p.add_argument("--mode", help="the workload's mode (default: its first)")
+    p.add_argument("--param", action="append", metavar=metavar,
+                   help=f"{param}; repeat for more")
