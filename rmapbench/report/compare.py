@@ -4,6 +4,7 @@ metrics (the first each mode lists)."""
 
 from .. import metrics, stats, workloads
 from ..analysis import ConfigStats
+from ..profiles import MINIMAL, Target, sort_targets
 from ..record import Config, ConfigKey, is_failed, lane
 from ..testbed import BASE, HOST, NEW
 from ..tables import fmt, fmt_ratio, mark_cell, mean_cell, ratio_cell, table
@@ -52,9 +53,19 @@ def failed_counts(failed: list[dict]) -> dict[tuple[Config, str], int]:
     return out
 
 
+def kernels(analysis: list[ConfigStats]) -> list[Target]:
+    """The kernels (profile and arch) the configurations measured."""
+    return sort_targets({kernel(c.key) for c in analysis})
+
+
+def kernel(key: Config) -> Target:
+    return Target(key.profile, key.arch)
+
+
 def main_config(analysis: list[ConfigStats], workload: str, mode: str,
-                arch: str) -> ConfigStats | None:
-    """The configuration standing for (workload, mode) on arch.
+                where: str | Target) -> ConfigStats | None:
+    """The configuration standing for (workload, mode) on a kernel (a
+    bare arch: its minimal kernel).
 
     Of the mode's record kind: from the mode's main experiments if
     it has any, on the experiment's own clock, at the mode's main_params
@@ -62,8 +73,9 @@ def main_config(analysis: list[ConfigStats], workload: str, mode: str,
     generation for generation records; else the middle of the sorted
     configurations (the middle of a sweep).
     """
+    want = where if isinstance(where, Target) else Target(MINIMAL, where)
     cands = [c for c in analysis if c.key.workload == workload
-             and c.key.mode == mode and c.key.arch == arch]
+             and c.key.mode == mode and kernel(c.key) == want]
     entry = metrics.entry(workload, mode)
     main = [c for c in cands
             if entry and c.key.experiment in entry.main]
@@ -96,8 +108,8 @@ def summary_rows(analysis: list[ConfigStats], fails: Fails
     rows = []
     for workload, entry in metrics.declared_modes():
         mode = entry.name
-        for arch in sorted({c.key.arch for c in analysis}):
-            cs = main_config(analysis, workload, mode, arch)
+        for k in kernels(analysis):
+            cs = main_config(analysis, workload, mode, k)
             if cs is None:
                 continue
             for m in entry.metrics:
@@ -105,7 +117,7 @@ def summary_rows(analysis: list[ConfigStats], fails: Fails
                 if c.base is None and c.new is None:
                     continue
                 rows.append([
-                    f"{workload}/{mode}", arch, metric_text(m),
+                    f"{workload}/{mode}", k.label(), metric_text(m),
                     config_text(cs.key),
                     mean_cell(c.base, fails.get(key_of(cs.key, BASE), 0)),
                     mean_cell(c.new, fails.get(key_of(cs.key, NEW), 0)),
@@ -176,7 +188,8 @@ def mode_verdict(cs: ConfigStats, entry: metrics.Mode,
                  ) -> tuple[str, str]:
     """One bullet on the main configuration of a mode and arch, and the
     outcome of its headline metric (the mode's first)."""
-    head = f"- **{entry.name}, {cs.key.arch}** ({config_text(cs.key)}): "
+    head = (f"- **{entry.name}, {kernel(cs.key).label()}** "
+            f"({config_text(cs.key)}): ")
     for stack in STACKS:
         if not cs.records.get(stack):
             n = fails.get(key_of(cs.key, stack), 0)
@@ -278,8 +291,8 @@ def workload_verdict(workload: str, records: list[dict],
     fails = failed_counts([r for r in recs if is_failed(r)])
     lines, results = [], []
     for mode in metrics.modes(workload):
-        for arch in sorted({c.key.arch for c in analysis}):
-            cs = main_config(analysis, workload, mode, arch)
+        for k in kernels(analysis):
+            cs = main_config(analysis, workload, mode, k)
             if cs is not None:
                 line, result = mode_verdict(cs, metrics.entry(
                     workload, mode), fails, accel_tcg)

@@ -1,9 +1,11 @@
 """The decision section, first in the report, and the plain-text summary.
 
 For each regime (workloads.REGIMES) the headline comparison of every
-mode that names it, at the mode's main configuration on each arch: who
-wins, by how much, how surely, on which clock, under memory pressure or
-not; then the regime's outcome from those rows alone.  Beside them, the
+mode that names it, at the mode's main configuration on each kernel
+(arch, and build profile: profiles.PROFILES): who wins, by how much,
+how surely, on which clock, under memory pressure or not; then the
+regime's outcome from those rows alone, per profile when the run
+measured several.  Beside them, the
 stack variants the experiments also ran (testbed.BOOT_OPTIONS: anonmm
 booted with another fork order) against the same anon_vma boots, as
 context the outcome does not count.  Then the crossover points the
@@ -17,7 +19,7 @@ width columns, for a mailing-list post (harness.py report --text).
 
 from dataclasses import dataclass
 
-from .. import metrics, stats, testbed, workloads
+from .. import metrics, profiles, stats, testbed, workloads
 from ..analysis import ConfigStats
 from ..record import headline, swapped_out, variant_lanes
 from ..testbed import BASE, NEW
@@ -36,12 +38,13 @@ PARITY = "parity"
 
 @dataclass(frozen=True)
 class Headline:
-    """One mode's headline comparison on one arch, or (lane not NEW) a
-    stack variant's at the same configuration, against the same BASE
+    """One mode's headline comparison on one kernel, or (lane not NEW)
+    a stack variant's at the same configuration, against the same BASE
     boots, beside: the headline's ratio there."""
     regime: str
     what: str           # workload/mode
-    arch: str
+    arch: str           # the kernel: 'i386', 'x86_64 distro'
+    profile: str
     config: str         # its configuration, as the summary table names it
     metric: str         # the headline metric's label
     outcome: str        # NEW, BASE, PARITY, 'same' or 'untested'
@@ -96,7 +99,8 @@ def headline_of(regime: str, workload: str, entry: metrics.Mode,
             sure = "equal" if c.note == "equal" else "not significant"
     own = cs.comparisons.get(m.name)
     beside = ratio_cell(own.ratio) if lane != NEW and own else ""
-    return Headline(regime, f"{workload}/{entry.name}", cs.key.arch,
+    return Headline(regime, f"{workload}/{entry.name}",
+                    compare.kernel(cs.key).label(), cs.key.profile,
                     compare.config_text(cs.key), compare.metric_text(m),
                     outcome, ratio, sure, cs.key.clock,
                     swapped(cs, (BASE, lane)), cs.key.vcpus, lane, beside)
@@ -106,13 +110,13 @@ Main = tuple[str, metrics.Mode, ConfigStats]
 
 
 def main_configs(analysis: list[ConfigStats]) -> list[Main]:
-    """(workload, mode, its main configuration on an arch) of every
+    """(workload, mode, its main configuration on a kernel) of every
     regime-naming mode, in the workloads' order."""
-    arches = sorted({c.key.arch for c in analysis})
+    kernels = compare.kernels(analysis)
     out = []
     for workload, entry in metrics.declared_modes():
-        for arch in arches if entry.regime else ():
-            cs = compare.main_config(analysis, workload, entry.name, arch)
+        for k in kernels if entry.regime else ():
+            cs = compare.main_config(analysis, workload, entry.name, k)
             if cs is not None:
                 out.append((workload, entry, cs))
     return out
@@ -238,10 +242,10 @@ def crossover_points(analysis: list[ConfigStats]) -> list[Point]:
             cands = [c for c in analysis if c.key.experiment == x.experiment
                      and c.key.clock == workloads.own_clock(x.experiment)
                      and c.key.record == "summary"]
-            for arch in sorted({c.key.arch for c in cands}):
-                mine = sorted((c for c in cands if c.key.arch == arch),
+            for k in compare.kernels(cands):
+                mine = sorted((c for c in cands if compare.kernel(c.key) == k),
                               key=lambda c: c.key.sort_key())
-                out += [Point(lane_what(x.what, lane), arch,
+                out += [Point(lane_what(x.what, lane), k.label(),
                               crossing(x, w.name, mine, lane))
                         for lane in lanes(mine)]
     return out
@@ -299,6 +303,39 @@ def sizing_lines(records: list[dict]) -> list[str]:
             for line in w.sizing(main)]
 
 
+def run_profiles(analysis: list[ConfigStats]) -> list[str]:
+    """The build profiles the run measured, in PROFILES' order."""
+    return list(dict.fromkeys(k.profile for k in compare.kernels(analysis)))
+
+
+def per_profile(rows: list[Headline], names: list[str]
+                ) -> list[tuple[str, list[Headline]]]:
+    """A regime's rows as one outcome counts them: all of them for a
+    run of one profile (named ""), else each profile's apart (the
+    profiles' kernels are not one population)."""
+    if len(names) < 2:
+        return [("", rows)]
+    return [(p, [h for h in rows if h.profile == p]) for p in names]
+
+
+def outcomes(rows: list[Headline], names: list[str]) -> list[str]:
+    return [f"Outcome{f', {p} profile' if p else ''}: "
+            f"{regime_outcome(mine)}." for p, mine in per_profile(rows, names)]
+
+
+def profiles_intro(names: list[str]) -> list[str]:
+    """What each profile's kernels are and leave off in both stacks,
+    unless the run measured the minimal profile alone."""
+    if names in ([], [profiles.MINIMAL]):
+        return []
+    out = ["Each profile's kernels are one comparison; the outcomes are "
+           "given per profile:", ""]
+    for p in (profiles.profile(n) for n in names):
+        off = f" {p.off}." if p.off else ""
+        out.append(f"- **{p.name}**: {p.text}.{off}")
+    return out + [""]
+
+
 def by_regime(rows: list[Headline]) -> list[tuple[str, list[Headline]]]:
     """(title, its rows) of every regime, in REGIMES' order, empty ones
     included: a regime no experiment measured is said, not dropped."""
@@ -321,10 +358,14 @@ def decision(records: list[dict], analysis: list[ConfigStats],
            f"±{PARITY_MARGIN:.0%} is counted as that, not as a win: on "
            "the icount clock two boots make 0.3% significant, and nobody "
            "chooses a scheme for it.", ""]
+    names = run_profiles(analysis)
+    out += profiles_intro(names)
     out += variants_intro() if others else []
     for (title, mine), (_, theirs) in zip(by_regime(rows),
                                           by_regime(others)):
-        out += [f"### {title}", "", f"Outcome: {regime_outcome(mine)}.", ""]
+        out += [f"### {title}", ""]
+        for line in outcomes(mine, names):
+            out += [line, ""]
         if mine:
             out += table(HEADER, headline_rows(mine)) + [""]
         out += variant_table(theirs)
@@ -360,9 +401,13 @@ def text_summary(title: str, records: list[dict],
     """The decision and the summary table with no Markdown: a plain-text
     post in the manner of mmtests' compare output."""
     rows = headlines(analysis)
+    names = run_profiles(analysis)
     out = [title, "=" * len(title), ""]
+    out += [plain(line) for line in profiles_intro(names)]
     for title, mine in by_regime(rows):
-        out.append(f"{title}: {plain(regime_outcome(mine))}")
+        out += [f"{title}{f' ({p})' if p else ''}: "
+                f"{plain(regime_outcome(theirs))}"
+                for p, theirs in per_profile(mine, names)]
     out.append("")
     if rows:
         out += text_table(HEADER, headline_rows(rows)) + [""]

@@ -1,10 +1,12 @@
-"""The report's facts about a run: its id, warnings, environment and
-config diff, and the experiments it ran."""
+"""The report's facts about a run: its id, warnings, environment (the
+build profiles and what their guests had on), config diff per kernel,
+and the experiments it ran."""
 
 import json
 from pathlib import Path
 from typing import Any
 
+from .. import profiles
 from ..record import config_key, is_failed
 from ..testbed import BASE, NEW
 from ..tables import table
@@ -139,11 +141,52 @@ def environment(metadata: dict, records: list[dict]) -> list[str]:
         rows.append(["accel of the boots", ", ".join(accels)])
     rows.append(["records", f"{len(records)} "
                  f"({sum(is_failed(r) for r in records)} failed)"])
+    rows += profile_rows(metadata, records) + feature_rows(records)
     return ["## Environment", ""] + table(["what", "value"], rows) + [""]
 
 
+def run_profiles(metadata: dict, records: list[dict]) -> list[str]:
+    """The build profiles of the run: as its metadata names them, else
+    its records' (a record without one is of the minimal profile)."""
+    named = list(metadata.get("profiles") or {})
+    seen = [str(r.get("profile") or profiles.MINIMAL) for r in records]
+    return list(dict.fromkeys(named + seen))
+
+
+def profile_rows(metadata: dict, records: list[dict]) -> list[list[str]]:
+    """What each build profile is, and what it leaves off in both
+    stacks."""
+    rows = []
+    for name in run_profiles(metadata, records):
+        known = (metadata.get("profiles") or {}).get(name)
+        if known is None and name in profiles.profile_names():
+            p = profiles.profile(name)
+            known = {"text": p.text, "off": p.off}
+        known = known or {"text": "unknown profile", "off": ""}
+        off = f" {known['off']}." if known.get("off") else ""
+        rows.append([f"profile {name}", f"{known['text']}.{off}"])
+    return rows
+
+
+def feature_rows(records: list[dict]) -> list[list[str]]:
+    """Per kernel, what its guests' init found on (NUMA nodes, cgroup2,
+    memcg, MGLRU, zswap): none for a minimal kernel."""
+    seen: dict[str, dict[str, None]] = {}
+    for rec in records:
+        if rec.get("features"):
+            kernel = profiles.Target(str(rec.get("profile") or
+                                         profiles.MINIMAL),
+                                     str(rec.get("arch"))).label()
+            text = " ".join(f"{k}={v}" for k, v in rec["features"].items())
+            seen.setdefault(kernel, {})[text] = None
+    return [[f"guest features, {k}", " | ".join(v)]
+            for k, v in sorted(seen.items())]
+
+
 def config_diff(metadata: dict) -> list[str]:
-    out = ["## Config diff between the stacks", ""]
+    out = ["## Config diff between the stacks", "",
+           "Per kernel (its arch, and its build profile when not "
+           "minimal): only the scheme option may differ.", ""]
     diff = metadata.get("config_diff")
     if not isinstance(diff, dict) or not diff:
         return out + ["Not recorded.", ""]
