@@ -44,7 +44,6 @@ class Headline:
     regime: str
     what: str           # workload/mode
     arch: str           # the kernel: 'i386', 'x86_64 distro'
-    profile: str
     config: str         # its configuration, as the summary table names it
     metric: str         # the headline metric's label
     outcome: str        # NEW, BASE, PARITY, 'same' or 'untested'
@@ -55,6 +54,7 @@ class Headline:
     vcpus: int = 1
     lane: str = NEW
     beside: str = ""
+    profile: str = profiles.MINIMAL
 
 
 def swapped(cs: ConfigStats, lanes: tuple[str, ...] = STACKS
@@ -100,10 +100,11 @@ def headline_of(regime: str, workload: str, entry: metrics.Mode,
     own = cs.comparisons.get(m.name)
     beside = ratio_cell(own.ratio) if lane != NEW and own else ""
     return Headline(regime, f"{workload}/{entry.name}",
-                    compare.kernel(cs.key).label(), cs.key.profile,
+                    compare.kernel(cs.key).label(),
                     compare.config_text(cs.key), compare.metric_text(m),
                     outcome, ratio, sure, cs.key.clock,
-                    swapped(cs, (BASE, lane)), cs.key.vcpus, lane, beside)
+                    swapped(cs, (BASE, lane)), cs.key.vcpus, lane, beside,
+                    cs.key.profile)
 
 
 Main = tuple[str, metrics.Mode, ConfigStats]
