@@ -90,11 +90,34 @@ def warnings(records: list[dict], accel_tcg: bool,
                 + ICOUNT_NOTE * uses_icount(records), ""]
     if anonmm_not_running(records):
         out += [f"> **WARNING:** {NOT_PORTED}", ""]
+    out += node_warnings(records)
     for stack, schemes in sorted(stack_schemes(records).items()):
         odd = sorted(schemes - {stack})
         if odd and not (stack == NEW and schemes == {BASE}):
             out += [f"> **WARNING:** records of stack {stack} report "
                     f"scheme {', '.join(odd)}.", ""]
+    return out
+
+
+def node_warnings(records: list[dict]) -> list[str]:
+    """Boots of a NUMA profile whose guests saw another number of nodes
+    than QEMU gave them (the icount clock's acpi=off hides the SRAT
+    that describes them), per kernel and clock."""
+    seen: dict[tuple[str, str, int, str], int] = {}
+    for rec in records:
+        name = str(rec.get("profile") or profiles.MINIMAL)
+        want = profiles.profile(name).numa_nodes \
+            if name in profiles.profile_names() else 0
+        got = (rec.get("features") or {}).get("numa_nodes")
+        if want and got is not None and got != str(want):
+            kernel = profiles.Target(name, str(rec.get("arch"))).label()
+            key = (kernel, str(rec.get("clock") or "host"), want, str(got))
+            seen[key] = seen.get(key, 0) + 1
+    out = []
+    for (kernel, clock, want, got), n in sorted(seen.items()):
+        out += [f"> **WARNING:** {n} record(s) of the {kernel} kernels on "
+                f"the {clock} clock come from guests that saw {got} NUMA "
+                f"node(s), not the {want} QEMU gave them.", ""]
     return out
 
 

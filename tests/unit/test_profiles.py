@@ -173,3 +173,14 @@ def test_the_environment_shows_each_profile_and_its_guests():
         in env
     diff = "\n".join(facts.config_diff(meta))
     assert "**x86_64 distro**: 1 symbol(s) differ" in diff
+
+
+def test_guests_that_saw_fewer_nodes_are_a_warning():
+    records = as_distro(fabricate.full_run())
+    assert not facts.node_warnings(records)
+    one = [{**r, "clock": "icount", "features": {"numa_nodes": "1"}}
+           for r in records[:3]]
+    (line, _) = facts.node_warnings(records + one)
+    assert line == ("> **WARNING:** 3 record(s) of the x86_64 distro "
+                    "kernels on the icount clock come from guests that saw "
+                    "1 NUMA node(s), not the 2 QEMU gave them.")
