@@ -37,26 +37,31 @@ class Profile:
     append: str = ""
     off: str = ""
 
-    def qemu_args(self, mem_mb: int, cpus: int) -> list[str]:
-        """QEMU's arguments for its nodes: mem_mb split between them
-        (the last takes the odd MB), the cpus possible vCPUs dealt out
-        in order, the first node taking the larger share (with one
-        vCPU the other nodes hold memory only)."""
+    def machine(self, mem_mb: int, vcpus: int, possible: int
+                ) -> tuple[str, list[str]]:
+        """QEMU's -smp value for a guest of vcpus (of possible ones) and
+        the arguments of its NUMA nodes: mem_mb split between them (the
+        last takes the odd MB), each node a socket of its own with its
+        share of the possible vCPUs (a node beyond the vCPUs holds
+        memory only).  A socket per node: vCPUs of one socket share a
+        last-level cache, and the kernel warns at boot when such
+        siblings sit on different nodes."""
         if self.numa_nodes < 2:
-            return []
-        out: list[str] = []
+            return (f"{vcpus},maxcpus={possible}" if possible != vcpus
+                    else str(vcpus)), []
         nodes = self.numa_nodes
-        share, first_cpu = mem_mb // nodes, 0
+        sockets = min(nodes, possible)
+        cores = -(-possible // sockets)
+        smp = f"{vcpus},maxcpus={cores * sockets},sockets={sockets}"
+        share, out = mem_mb // nodes, []
         for node in range(nodes):
             size = share if node < nodes - 1 else mem_mb - share * node
-            count = (cpus - first_cpu + nodes - node - 1) // (nodes - node)
-            cpu_arg = "" if count <= 0 else \
-                f",cpus={first_cpu}-{first_cpu + count - 1}"
-            first_cpu += max(count, 0)
+            cpus = f",cpus={node * cores}-{node * cores + cores - 1}" \
+                if node < sockets else ""
             out += ["-object", f"memory-backend-ram,id=ram{node},"
                     f"size={size}M",
-                    "-numa", f"node,nodeid={node},memdev=ram{node}{cpu_arg}"]
-        return out
+                    "-numa", f"node,nodeid={node},memdev=ram{node}{cpus}"]
+        return smp, out
 
 
 MINIMAL, DISTRO = "minimal", "distro"

@@ -98,11 +98,10 @@ def command(boot: Boot, kernel: Path, initrd: Path, accel: str,
     profile = profile_of(boot.profile)
     append = " ".join(a for a in (BASE_APPEND, clock.append, profile.append,
                                   boot.append) if a)
-    smp = smp_arg(boot.smp, accel, clock)
+    smp, nodes = machine(boot, accel, clock)
     cmd = [qemu_binary(boot.arch), "-accel", accel_of(accel, clock),
            *clock.qemu_args, "-cpu", testbed.arch(boot.arch).cpu,
-           "-m", str(boot.mem_mb), "-smp", smp,
-           *profile.qemu_args(boot.mem_mb, possible_cpus(smp)),
+           "-m", str(boot.mem_mb), "-smp", smp, *nodes,
            "-kernel", str(kernel), "-initrd", str(initrd),
            "-append", append,
            "-display", "none", "-monitor", "none", "-no-reboot",
@@ -135,11 +134,18 @@ def smp_arg(vcpus: int, accel: str, clock: testbed.Clock) -> str:
     return f"{vcpus},maxcpus={max(vcpus, 2)}"
 
 
-def possible_cpus(smp: str) -> int:
-    """The vCPUs a guest of -smp smp may have: its maxcpus, else its
-    count."""
+def machine(boot: Boot, accel: str, clock: testbed.Clock
+            ) -> tuple[str, list[str]]:
+    """-smp and the NUMA arguments of boot: its profile's nodes over the
+    vCPUs smp_arg() makes possible (a profile without nodes: smp_arg's
+    value as it is)."""
+    smp = smp_arg(boot.smp, accel, clock)
+    profile = profile_of(boot.profile)
+    if not profile.numa_nodes:
+        return smp, []
     count, _, rest = smp.partition(",")
-    return int(rest.partition("maxcpus=")[2] or count)
+    possible = int(rest.partition("maxcpus=")[2] or count)
+    return profile.machine(boot.mem_mb, boot.smp, possible)
 
 
 def accel_of(accel: str, clock: testbed.Clock) -> str:

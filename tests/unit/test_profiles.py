@@ -51,22 +51,27 @@ def test_labels_keep_the_minimal_kernels_names():
         "i386", "x86_64/distro"]
 
 
-@pytest.mark.parametrize("mem,cpus,want", [
-    (512, 2, ["node,nodeid=0,memdev=ram0,cpus=0-0",
-              "node,nodeid=1,memdev=ram1,cpus=1-1"]),
-    # one vCPU: the second node holds memory only
-    (256, 1, ["node,nodeid=0,memdev=ram0,cpus=0-0",
-              "node,nodeid=1,memdev=ram1"]),
-    (513, 4, ["node,nodeid=0,memdev=ram0,cpus=0-1",
-              "node,nodeid=1,memdev=ram1,cpus=2-3"]),
+@pytest.mark.parametrize("mem,vcpus,possible,smp,want", [
+    # a socket per node, so no last-level cache spans two nodes
+    (512, 2, 2, "2,maxcpus=2,sockets=2",
+     ["node,nodeid=0,memdev=ram0,cpus=0-0",
+      "node,nodeid=1,memdev=ram1,cpus=1-1"]),
+    # one possible vCPU (icount): the second node holds memory only
+    (256, 1, 1, "1,maxcpus=1,sockets=1",
+     ["node,nodeid=0,memdev=ram0,cpus=0-0", "node,nodeid=1,memdev=ram1"]),
+    # three vCPUs: four possible, two sockets of two
+    (513, 3, 3, "3,maxcpus=4,sockets=2",
+     ["node,nodeid=0,memdev=ram0,cpus=0-1",
+      "node,nodeid=1,memdev=ram1,cpus=2-3"]),
 ])
-def test_numa_nodes_split_memory_and_vcpus(mem, cpus, want):
-    args = profiles.profile(DISTRO).qemu_args(mem, cpus)
+def test_numa_nodes_split_memory_and_sockets(mem, vcpus, possible, smp,
+                                             want):
+    got, args = profiles.profile(DISTRO).machine(mem, vcpus, possible)
+    assert got == smp
     assert [args[i + 1] for i in range(2, len(args), 4)] == want
     sizes = [int(args[i + 1].split("size=")[1].rstrip("M"))
              for i in range(0, len(args), 4)]
     assert sum(sizes) == mem
-    assert profiles.profile(MINIMAL).qemu_args(mem, cpus) == []
 
 
 def test_a_distro_boot_gets_two_nodes_and_a_minimal_one_none(tmp_path):
@@ -78,10 +83,12 @@ def test_a_distro_boot_gets_two_nodes_and_a_minimal_one_none(tmp_path):
     distro = qemu.command(qemu.Boot("anonmm", "x86_64", profile=DISTRO,
                                     **base), kernel, kernel, "tcg", None)
     assert "-numa" not in minimal
+    assert minimal[minimal.index("-smp") + 1] == "1,maxcpus=2"
     # -smp 1,maxcpus=2 under TCG: both possible vCPUs have a node
+    smp, nodes = profiles.profile(DISTRO).machine(256, 1, 2)
+    assert distro[distro.index("-smp") + 1] == smp
     assert distro.count("-numa") == 2
-    assert [a for a in distro if a not in minimal] == \
-        profiles.profile(DISTRO).qemu_args(256, 2)
+    assert [a for a in distro if a not in minimal and a != smp] == nodes
 
 
 def test_each_profile_has_its_own_trees_and_fragment(monkeypatch, tmp_path):
