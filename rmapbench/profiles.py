@@ -73,7 +73,8 @@ PROFILES: tuple[Profile, ...] = (
     Profile(DISTRO, "the memory management of Debian's 6.1 amd64 kernel: "
             "NUMA (two nodes, balancing on), migration, compaction, memory "
             "hotplug and hot-remove, memory failure, memcg (cgroup v2), "
-            "MGLRU (on), zswap (available), userfaultfd",
+            "MGLRU (on), zswap (available), userfaultfd, protection keys, "
+            "soft-dirty",
             "distro.config", ("x86_64",), suffix="-distro", numa_nodes=2,
             off="THP and KSM are off in both stacks until issue 27; "
             "hugetlbfs, DAMON, idle page tracking, CMA and device-private "
