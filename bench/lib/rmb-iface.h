@@ -57,7 +57,9 @@
 	X(PGSCAN_DIRECT, pgscan_direct, pages, 0) \
 	X(PGSTEAL_KSWAPD, pgsteal_kswapd, pages, 0) \
 	X(PGSTEAL_DIRECT, pgsteal_direct, pages, 0) \
-	X(OOM_KILL, oom_kill, count, 0)
+	X(OOM_KILL, oom_kill, count, 0) \
+	X(PGMIGRATE_OK, pgmigrate_success, pages, 0) \
+	X(PGMIGRATE_FAIL, pgmigrate_fail, pages, 0)
 
 /* Sums of /proc/rmapbench that the kernel keeps in 64 bits (a vm event
  * cannot hold them on i386): X(enum suffix, line, result field).  Walks

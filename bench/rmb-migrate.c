@@ -1,0 +1,229 @@
+/*
+ * rmb-migrate: pages shared across a bundle, migrated while its members
+ * change their address spaces.
+ *
+ * Migration turns every pte of a page into a migration entry and must
+ * find each again to point it at the new page; a pte left holding an
+ * entry hangs its task, and a pte pointed at the wrong page corrupts it.
+ * anonmm's walk try-locks each mm of the bundle, so this is where it
+ * could lose one (kernels/anonmm: anonmm_try_to_migrate).
+ *
+ * The parent fills 2 x pages pages and drops every other one, so that the
+ * pages kept sit among free holes that compaction fills by migrating
+ * them; it forks workers, which map those pages with it.  Each worker
+ * also fills a private region and, until told to stop, verifies the
+ * shared pages and its own, and changes its address space under the
+ * walk: mprotect() of half its region and back (a writer on its
+ * mmap_lock), mremap() of it away and back (the index moves), MADV_PAGEOUT
+ * of it when there is swap (swap-in on the next check), and every few
+ * rounds one worker exits and another is forked.  The parent meanwhile
+ * asks for whole-memory compaction (/proc/sys/vm/compact_memory) rounds
+ * times.  Every page is verified at the end.
+ *
+ * Needs a kernel with compaction; elsewhere it says so (checked_count 0)
+ * and only verifies.  With compaction, a run that migrated no page
+ * fails (nothing was tested); expect no mismatch on either scheme.
+ */
+#define _GNU_SOURCE
+#include "lib/rmb.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static struct rmb_param params[] = {
+	{ .key = "mode", .choices = "compact", .sdef = "compact",
+	  .help = "the only mode: whole-memory compaction rounds" },
+	{ .key = "workers", .def = 8, .min = 1, .max = 1024,
+	  .help = "forked workers mapping the shared pages" },
+	{ .key = "pages", .def = 1024, .min = 16, .max = 262144,
+	  .help = "shared pages (and each worker's private pages / 4)" },
+	{ .key = "rounds", .def = 20, .min = 1, .max = 100000,
+	  .help = "compaction rounds" },
+	{ .key = "seed", .def = 1, .min = 0, .max = 2147483647,
+	  .help = "seed of the page patterns" },
+	{ .key = NULL },
+};
+
+#define SHARED_SEED_OFF	0
+#define PRIVATE_SEED_OFF 1000003
+
+struct ctl {			/* MAP_SHARED: the parent's word to workers */
+	volatile int stop;
+};
+
+/* Pages [0, n) of the shared region, every other one of what was filled */
+static size_t verify_shared(const char *base, size_t n, uint64_t seed,
+			    int quick)
+{
+	size_t i, bad = 0;
+
+	for (i = 0; i < n; i++)
+		bad += rmb_verify(base + 2 * i * rmb_page, 1, seed, 2 * i,
+				  quick);
+	return bad;
+}
+
+/* One round of address-space changes on the private region. */
+static char *churn(char *priv, size_t n, char *spare, int swap)
+{
+	size_t half = n / 2 * rmb_page;
+	char *moved;
+
+	if (mprotect(priv, half, PROT_READ) != 0 ||
+	    mprotect(priv, half, PROT_READ | PROT_WRITE) != 0)
+		return NULL;
+	moved = mremap(priv, n * rmb_page, n * rmb_page,
+		       MREMAP_MAYMOVE | MREMAP_FIXED, spare);
+	if (moved == MAP_FAILED)
+		return NULL;
+	if (swap)
+		madvise(moved, n * rmb_page, MADV_PAGEOUT);
+	return moved;
+}
+
+/* A worker: verify and churn until told to stop; exit 1 on a mismatch. */
+static void worker(const char *shared, size_t n, uint64_t seed,
+		   struct ctl *ctl, int id, int swap)
+{
+	size_t np = n / 4 > 0 ? n / 4 : 1, bad = 0;
+	uint64_t pseed = seed + PRIVATE_SEED_OFF + (uint64_t)id;
+	char *priv = rmb_map_anon(NULL, np * rmb_page);
+	char *spare = rmb_map_anon(NULL, np * rmb_page);
+	char *moved;
+
+	if (!priv || !spare)
+		_exit(2);
+	rmb_fill(priv, np, pseed, 0);
+	while (!ctl->stop && !bad) {
+		bad += verify_shared(shared, n, seed, 1);
+		moved = churn(priv, np, spare, swap);
+		if (!moved)
+			_exit(2);
+		spare = priv;		/* its range is free now: next target */
+		priv = moved;
+		bad += rmb_verify(priv, np, pseed, 0, 1);
+	}
+	bad += verify_shared(shared, n, seed, 0);
+	bad += rmb_verify(priv, np, pseed, 0, 0);
+	_exit(bad ? 1 : 0);
+}
+
+static pid_t start_worker(const char *shared, size_t n, uint64_t seed,
+			  struct ctl *ctl, int id, int swap)
+{
+	pid_t pid = rmb_fork();
+
+	if (pid < 0)
+		rmb_die(RMB_EXIT_FAIL, "fork: %s", strerror(errno));
+	if (pid == 0)
+		worker(shared, n, seed, ctl, id, swap);
+	return pid;
+}
+
+/* Wait for one worker; count it as failed unless it exited 0. */
+static int reap(pid_t pid)
+{
+	int status;
+
+	if (waitpid(pid, &status, 0) != pid)
+		return 1;
+	if (!WIFEXITED(status) || WEXITSTATUS(status)) {
+		rmb_error("worker %d: status %#x", (int)pid, status);
+		return 1;
+	}
+	return 0;
+}
+
+static int compact_once(void)
+{
+	int fd = open("/proc/sys/vm/compact_memory", O_WRONLY);
+	int ok;
+
+	if (fd < 0)
+		return -1;
+	ok = write(fd, "1", 1) == 1;
+	close(fd);
+	return ok ? 0 : -1;
+}
+
+int main(int argc, char **argv)
+{
+	long long w, n, rounds, r, failed = 0, bad;
+	struct rmb_snap a, b, d;
+	struct rmb_json j;
+	uint64_t seed, t0, ns = 0;
+	struct ctl *ctl;
+	pid_t *pids;
+	char *shared;
+	int checked, swap, i;
+
+	rmb_init("migrate");
+	rmb_parse_args(params, argc, argv);
+	w = rmb_arg("workers");
+	n = rmb_arg("pages");
+	rounds = rmb_arg("rounds");
+	seed = (uint64_t)rmb_arg("seed");
+	checked = access("/proc/sys/vm/compact_memory", W_OK) == 0;
+	swap = rmb_meminfo_kb("SwapTotal") > 0;
+	shared = rmb_map_anon(NULL, 2 * (size_t)n * rmb_page);
+	ctl = mmap(NULL, rmb_page, PROT_READ | PROT_WRITE,
+		   MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	pids = calloc((size_t)w, sizeof(*pids));
+	if (!shared || ctl == MAP_FAILED || !pids)
+		rmb_die(RMB_EXIT_FAIL, "mmap: %s", strerror(errno));
+	rmb_fill(shared, 2 * (size_t)n, seed, 0);
+	/* free every other page: the pages kept sit among holes */
+	for (i = 0; i < n; i++)
+		madvise(shared + (2 * (size_t)i + 1) * rmb_page, rmb_page,
+			MADV_DONTNEED);
+	for (i = 0; i < w; i++)
+		pids[i] = start_worker(shared, (size_t)n, seed, ctl, i, swap);
+	rmb_snap_take(&a);
+	for (r = 0; r < rounds; r++) {
+		t0 = rmb_now_ns();
+		if (checked && compact_once() != 0)
+			rmb_die(RMB_EXIT_FAIL, "compact_memory: %s",
+				strerror(errno));
+		ns += rmb_now_ns() - t0;
+		if (r % 4 == 3) {	/* one worker exits, another forks */
+			i = (int)(r / 4 % w);
+			kill(pids[i], SIGKILL);
+			waitpid(pids[i], NULL, 0);
+			pids[i] = start_worker(shared, (size_t)n, seed, ctl,
+					       (int)(w + r), swap);
+		}
+		if (!checked)
+			usleep(10000);
+	}
+	rmb_snap_take(&b);
+	ctl->stop = 1;
+	for (i = 0; i < w; i++)
+		failed += reap(pids[i]);
+	bad = (long long)verify_shared(shared, (size_t)n, seed, 0);
+	rmb_snap_delta(&d, &a, &b);
+
+	rmb_result_begin(&j, "summary");
+	rmb_json_int(&j, "checked_count", checked);
+	rmb_json_int(&j, "swap_count", swap);
+	rmb_json_int(&j, "compact_rounds_count", checked ? rounds : 0);
+	rmb_json_int(&j, "compact_ns", (long long)ns);
+	rmb_json_int(&j, "workers_failed_count", failed);
+	rmb_json_int(&j, "verified_pages", n);
+	rmb_json_int(&j, "verify_mismatch_pages", bad);
+	rmb_json_delta(&j, &d);
+	rmb_json_end(&j);
+	if (failed)
+		rmb_die(RMB_EXIT_FAIL, "%lld of %lld workers failed (data "
+			"mismatch or error)", failed, w);
+	if (checked && d.ctr[RMB_C_PGMIGRATE_OK] <= 0)
+		rmb_die(RMB_EXIT_FAIL, "%lld compaction rounds migrated no "
+			"page: nothing was tested", rounds);
+	return rmb_check_mismatch(bad, n, "pages");
+}
