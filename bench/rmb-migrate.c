@@ -23,6 +23,13 @@
  * Needs a kernel with compaction; elsewhere it says so (checked_count 0)
  * and only verifies.  With compaction, a run that migrated no page
  * fails (nothing was tested); expect no mismatch on either scheme.
+ *
+ * mode=move measures what a migration costs each scheme: the parent's
+ * pages, mapped by it and by every worker (pattern=shared) or by it
+ * alone after every worker wrote its own copies (pattern=cow: anon_vma
+ * still visits every worker's vma, anonmm finds the parent first), are
+ * moved by move_pages(2) to the other NUMA node and back, rounds times,
+ * each call timed.  Needs two nodes (checked_count 0 otherwise).
  */
 #define _GNU_SOURCE
 #include "lib/rmb.h"
@@ -34,18 +41,27 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 static struct rmb_param params[] = {
-	{ .key = "mode", .choices = "compact", .sdef = "compact",
-	  .help = "the only mode: whole-memory compaction rounds" },
+	{ .key = "mode", .choices = "compact|move", .sdef = "compact",
+	  .help = "compact: whole-memory compaction rounds while the bundle "
+		  "churns; move: the cost of move_pages(2) between two nodes" },
 	{ .key = "workers", .def = 8, .min = 1, .max = 1024,
 	  .help = "forked workers mapping the shared pages" },
 	{ .key = "pages", .def = 1024, .min = 16, .max = 262144,
-	  .help = "shared pages (and each worker's private pages / 4)" },
+	  .help = "shared pages (compact: and each worker's private pages / 4)"
+	},
 	{ .key = "rounds", .def = 20, .min = 1, .max = 100000,
-	  .help = "compaction rounds" },
+	  .help = "compaction rounds (move: moves to the other node and back)"
+	},
+	{ .key = "pattern", .choices = "shared|cow", .sdef = "shared",
+	  .modes = "move",
+	  .help = "shared: the parent's pages mapped by it and every worker; "
+		  "cow: every worker wrote its own copy, the parent's are "
+		  "mapped by the parent alone" },
 	{ .key = "seed", .def = 1, .min = 0, .max = 2147483647,
 	  .help = "seed of the page patterns" },
 	{ .key = NULL },
@@ -141,6 +157,111 @@ static int reap(pid_t pid)
 	return 0;
 }
 
+/* ---- move: move_pages(2) of the parent's pages, timed ------------------ */
+
+#ifndef MPOL_MF_MOVE_ALL
+#define MPOL_MF_MOVE_ALL (1 << 2)
+#endif
+
+/* Move pages [0, n) of base to node; returns how many are there after. */
+static long long move_to(char *base, long long n, int node, void **addr,
+			 int *nodes, int *status)
+{
+	long long i, there = 0;
+
+	for (i = 0; i < n; i++) {
+		addr[i] = base + i * rmb_page;
+		nodes[i] = node;
+		status[i] = -1;
+	}
+	if (syscall(SYS_move_pages, 0, (unsigned long)n, addr, nodes, status,
+		    MPOL_MF_MOVE_ALL) < 0)
+		rmb_die(RMB_EXIT_FAIL, "move_pages: %s", strerror(errno));
+	for (i = 0; i < n; i++)
+		there += status[i] == node;
+	return there;
+}
+
+/* Workers that map the parent's pages (cow: write their own copies) and
+ * sleep until killed. */
+static void start_sleepers(pid_t *pids, long long w, char *p, long long n,
+			   int cow)
+{
+	long long i;
+
+	for (i = 0; i < w; i++) {
+		pids[i] = rmb_fork();
+		if (pids[i] < 0)
+			rmb_die(RMB_EXIT_FAIL, "fork: %s", strerror(errno));
+		if (pids[i] == 0) {
+			if (cow)
+				rmb_fill(p, (size_t)n, 7, 0);
+			for (;;)
+				pause();
+		}
+	}
+}
+
+static int move_main(long long w, long long n, long long rounds,
+		     uint64_t seed)
+{
+	int cow = !strcmp(rmb_arg_str("pattern"), "cow");
+	int checked = access("/sys/devices/system/node/node1", F_OK) == 0;
+	long long r, moved = 0, short_pages = 0, bad;
+	uint64_t *lat = calloc((size_t)(2 * rounds), sizeof(*lat));
+	void **addr = calloc((size_t)n, sizeof(*addr));
+	int *nodes = calloc((size_t)n, sizeof(*nodes));
+	int *status = calloc((size_t)n, sizeof(*status));
+	pid_t *pids = calloc((size_t)w, sizeof(*pids));
+	char *p = rmb_map_anon(NULL, (size_t)n * rmb_page);
+	struct rmb_snap a, b, d;
+	struct rmb_stats st;
+	struct rmb_json j;
+	uint64_t t0;
+	long long i;
+
+	if (!lat || !addr || !nodes || !status || !pids || !p)
+		rmb_die(RMB_EXIT_FAIL, "out of memory");
+	rmb_fill(p, (size_t)n, seed, 0);
+	start_sleepers(pids, w, p, n, cow);
+	sleep(1);		/* every worker has written its copies (cow) */
+	if (checked)
+		move_to(p, n, 0, addr, nodes, status);
+	rmb_snap_take(&a);
+	for (r = 0; checked && r < 2 * rounds; r++) {
+		int node = (int)(1 - r % 2);
+		long long there;
+
+		t0 = rmb_now_ns();
+		there = move_to(p, n, node, addr, nodes, status);
+		lat[r] = rmb_now_ns() - t0;
+		moved += there;
+		short_pages += n - there;
+	}
+	rmb_snap_take(&b);
+	for (i = 0; i < w; i++) {
+		kill(pids[i], SIGKILL);
+		waitpid(pids[i], NULL, 0);
+	}
+	bad = (long long)rmb_verify(p, (size_t)n, seed, 0, 0);
+	rmb_snap_delta(&d, &a, &b);
+	rmb_stats(lat, checked ? (size_t)(2 * rounds) : 0, &st);
+
+	rmb_result_begin(&j, "summary");
+	rmb_json_int(&j, "checked_count", checked);
+	rmb_json_int(&j, "moves_count", checked ? 2 * rounds : 0);
+	rmb_json_int(&j, "moved_pages", moved);
+	rmb_json_int(&j, "not_moved_pages", short_pages);
+	rmb_json_dbl(&j, "move_per_page_ns",
+		     checked ? st.median / (double)n : 0);
+	rmb_json_stats(&j, "move", &st);
+	rmb_json_int(&j, "verified_pages", n);
+	rmb_json_int(&j, "verify_mismatch_pages", bad);
+	rmb_json_delta(&j, &d);
+	rmb_json_end(&j);
+	return rmb_check_mismatch(bad, n, "pages");
+}
+
 static int compact_once(void)
 {
 	int fd = open("/proc/sys/vm/compact_memory", O_WRONLY);
@@ -170,6 +291,8 @@ int main(int argc, char **argv)
 	n = rmb_arg("pages");
 	rounds = rmb_arg("rounds");
 	seed = (uint64_t)rmb_arg("seed");
+	if (rmb_mode_is("move"))
+		return move_main(w, n, rounds, seed);
 	checked = access("/proc/sys/vm/compact_memory", W_OK) == 0;
 	swap = rmb_meminfo_kb("SwapTotal") > 0;
 	shared = rmb_map_anon(NULL, 2 * (size_t)n * rmb_page);
