@@ -235,6 +235,16 @@ CASES = {
                          (*SELFRECLAIM, "forks_done_count",
                           "fork_failed_count", "children_killed_count",
                           "forks_ns", *stats("fork"))),
+    # on the host (no rmapbench kernel): set up, verified, nothing moved
+    "migrate-compact": ("rmb-migrate", ["workers=2", "pages=32",
+                                        "rounds=2"],
+                        ("checked_count", "compact_rounds_count",
+                         "workers_failed_count", "verified_pages", *DELTA)),
+    "migrate-move": ("rmb-migrate", ["mode=move", "workers=2", "pages=32",
+                                     "rounds=2", "pattern=cow"],
+                     ("checked_count", "moved_pages", "not_moved_pages",
+                      "move_per_page_ns", *stats("move"), "verified_pages",
+                      *DELTA)),
 }
 
 
