@@ -201,7 +201,8 @@ def forkcopy_test(group: str) -> Test:
 
 # rmb-migrate: every page right in every member; on a kernel with
 # compaction the program itself fails a run that migrated nothing
-MIGRATE_EXPECT = (("verified_pages", ">", 0), ("verify_mismatch_pages", "==", 0),
+MIGRATE_EXPECT = (("verified_pages", ">", 0),
+                  ("verify_mismatch_pages", "==", 0),
                   ("workers_failed_count", "==", 0))
 
 
