@@ -27,10 +27,7 @@ class Profile:
     numa_nodes: the NUMA nodes QEMU gives its guests (0: none);
     append: kernel arguments its boots add; off: what it leaves off in
     both stacks that the kernel it stands for has, as the report says
-    it.  QEMU describes the nodes in ACPI's SRAT, which a boot with
-    acpi=off (the icount clock's) never reads: such a boot gets its
-    nodes from the kernel's NUMA emulation instead (kernel_args()),
-    the same memory split evenly, without QEMU's distances."""
+    it."""
     name: str
     text: str
     fragment: str
@@ -39,14 +36,6 @@ class Profile:
     numa_nodes: int = 0
     append: str = ""
     off: str = ""
-
-    def kernel_args(self, clock_append: str) -> str:
-        """The kernel arguments its boots add, beside a clock's."""
-        if self.numa_nodes > 1 and "acpi=off" in clock_append.split():
-            return " ".join(a for a in (self.append,
-                                        f"numa=fake={self.numa_nodes}")
-                            if a)
-        return self.append
 
     def machine(self, mem_mb: int, vcpus: int, possible: int
                 ) -> tuple[str, list[str]]:

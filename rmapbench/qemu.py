@@ -96,8 +96,7 @@ def command(boot: Boot, kernel: Path, initrd: Path, accel: str,
                         "'harness.py build' first")
     clock = testbed.clock(boot.clock)
     profile = profile_of(boot.profile)
-    append = " ".join(a for a in (BASE_APPEND, clock.append,
-                                  profile.kernel_args(clock.append),
+    append = " ".join(a for a in (BASE_APPEND, clock.append, profile.append,
                                   boot.append) if a)
     smp, nodes = machine(boot, accel, clock)
     cmd = [qemu_binary(boot.arch), "-accel", accel_of(accel, clock),
