@@ -37,6 +37,16 @@ class Profile:
     append: str = ""
     off: str = ""
 
+    def clock_args(self, clock_append: str) -> str:
+        """A clock's kernel arguments as this profile's boots take them.
+        QEMU describes the NUMA nodes in ACPI's SRAT, so the boots of a
+        profile with nodes keep ACPI on, on the clock that turns it off
+        for speed (icount's acpi=off): a slower boot, and the same nodes
+        as on the host clock."""
+        if self.numa_nodes < 2:
+            return clock_append
+        return " ".join(a for a in clock_append.split() if a != "acpi=off")
+
     def machine(self, mem_mb: int, vcpus: int, possible: int
                 ) -> tuple[str, list[str]]:
         """QEMU's -smp value for a guest of vcpus (of possible ones) and

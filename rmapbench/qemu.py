@@ -96,7 +96,9 @@ def command(boot: Boot, kernel: Path, initrd: Path, accel: str,
                         "'harness.py build' first")
     clock = testbed.clock(boot.clock)
     profile = profile_of(boot.profile)
-    append = " ".join(a for a in (BASE_APPEND, clock.append, profile.append,
+    append = " ".join(a for a in (BASE_APPEND,
+                                  profile.clock_args(clock.append),
+                                  profile.append,
                                   boot.append) if a)
     smp, nodes = machine(boot, accel, clock)
     cmd = [qemu_binary(boot.arch), "-accel", accel_of(accel, clock),

@@ -91,6 +91,24 @@ def test_a_distro_boot_gets_two_nodes_and_a_minimal_one_none(tmp_path):
     assert [a for a in distro if a not in minimal and a != smp] == nodes
 
 
+def test_a_numa_profile_keeps_acpi_on_the_icount_clock(tmp_path):
+    """icount boots pass acpi=off, which would hide the SRAT that
+    describes the distro profile's nodes: its boots keep ACPI."""
+    kernel = tmp_path / "bzImage"
+    kernel.write_text("")
+    base = dict(plan="", mem_mb=256, timeout_s=1)
+
+    def append(profile: str, clock: str) -> list[str]:
+        cmd = qemu.command(qemu.Boot("anonmm", "x86_64", profile=profile,
+                                     clock=clock, **base),
+                           kernel, kernel, "tcg", None)
+        return cmd[cmd.index("-append") + 1].split()
+
+    assert "acpi=off" not in append(DISTRO, "icount")
+    assert "noapictimer" in append(DISTRO, "icount")
+    assert "acpi=off" in append("minimal", "icount")
+
+
 def test_each_profile_has_its_own_trees_and_fragment(monkeypatch, tmp_path):
     monkeypatch.setenv("RMAPBENCH_CACHE", str(tmp_path))
     monkeypatch.delenv("RMAPBENCH_VARIANT", raising=False)
