@@ -127,6 +127,12 @@ STRESSORS = {
 }
 
 
+def smp_suffix(vcpus: int | None) -> str:
+    """What names a test's SMP copy apart: '-smp2', or '' for the
+    group's own vCPUs."""
+    return f"-smp{vcpus}" if vcpus else ""
+
+
 def torture_test(mode: str, group: str, args: str, name: str | None = None,
                  pressure: bool = True) -> Test:
     what, extra = TORTURE_MODE.get(mode, ("every scenario in turn", ()))
@@ -157,7 +163,7 @@ RACE_KILL_ARGS = "pages=4096 rounds=19"
 
 def race_test(mode: str, group: str, args: str, vcpus: int | None = None
               ) -> Test:
-    suffix = f"-smp{vcpus}" if vcpus else ""
+    suffix = smp_suffix(vcpus)
     what, extra = RACE_MODE[mode]
     return Test(f"race-{mode}{suffix}", "race", group,
                 plan.run("rmb-race", f"mode={mode} {args}".strip()),
@@ -207,7 +213,7 @@ MIGRATE_EXPECT = (("verified_pages", ">", 0),
 
 
 def migrate_test(group: str, args: str, vcpus: int | None = None) -> Test:
-    suffix = f"-smp{vcpus}" if vcpus else ""
+    suffix = smp_suffix(vcpus)
     return Test(f"migrate-compact{suffix}", "migrate", group,
                 plan.run("rmb-migrate", args),
                 "pages a bundle shares, migrated by compaction round after "
