@@ -68,7 +68,6 @@ static struct rmb_param params[] = {
 	{ .key = NULL },
 };
 
-#define SHARED_SEED_OFF	0
 #define PRIVATE_SEED_OFF 1000003
 
 struct ctl {			/* MAP_SHARED: the parent's word to workers */
