@@ -55,11 +55,13 @@ LOCKDEP_ARCH ?= i386,x86_64
 check-lockdep:
 	$(MAKE) check-variant VARIANT=lockdep VARIANT_ARCH=$(LOCKDEP_ARCH)
 
-# The kernels are built first (incremental, ccache); then the linters,
-# then one pytest run: unit tests (seconds), then the integration tests
-# that boot the kernels.
+# The kernels are built first (incremental, ccache): the comparison's
+# (i386 minimal, x86_64 distro) and x86_64 minimal, on which the
+# integration tests boot the harness's own checks; then the linters, then
+# one pytest run: unit tests (seconds), then the integration tests that
+# boot the kernels.
 test: setup
-	$(HARNESS) build
+	$(HARNESS) build --profile minimal,distro
 	$(MAKE) lint checkpatch
 	$(PYTEST) tests/unit tests/integration
 

@@ -128,16 +128,41 @@ sampler() {
 	done
 }
 
+# The value of rmb.NAME=VALUE on the kernel command line ("" if absent):
+# the guest settings of rmapbench/settings.py
+rmb_arg() {
+	read -r cmdline </proc/cmdline
+	for word in $cmdline; do
+		case "$word" in "rmb.$1="*) echo "${word#*=}"; return ;; esac
+	done
+}
+
+# rmb.memcg=PCT: this shell, and so the whole plan, runs in a memory
+# cgroup whose memory.max is PCT% of MemTotal; prints memcg_max=BYTES
+memcg_limit() {
+	total_kb=$(awk '/^MemTotal:/ { print $2 }' /proc/meminfo)
+	max=$((total_kb * 1024 * $1 / 100))
+	echo +memory >/sys/fs/cgroup/cgroup.subtree_control &&
+		mkdir /sys/fs/cgroup/rmb &&
+		echo "$max" >/sys/fs/cgroup/rmb/memory.max &&
+		echo $$ >/sys/fs/cgroup/rmb/cgroup.procs &&
+		echo " memcg_max=$(cat /sys/fs/cgroup/rmb/memory.max)"
+}
+
 # The features of the distro profile's kernels, where the kernel has
 # them (a minimal kernel has none: nothing is done, nothing printed):
-# cgroup v2 mounted, MGLRU on; then one line saying what is on:
-#   RMB-FEATURES numa_nodes=N cgroup2=0|1 memcg=0|1 lru_gen=0x.. zswap=Y|N
+# cgroup v2 mounted, MGLRU on (off with rmb.lru_gen=n), the plan in a
+# memory cgroup with rmb.memcg=PCT; then one line saying what is on:
+#   RMB-FEATURES numa_nodes=N cgroup2=0|1 memcg=0|1 [memcg_max=BYTES]
+#                lru_gen=0x.. zswap=Y|N
 features() {
 	on=
 	if grep -qw cgroup2 /proc/filesystems && [ -d /sys/fs/cgroup ]; then
 		mount -t cgroup2 cgroup2 /sys/fs/cgroup && on="$on cgroup2=1"
 		if grep -qw memory /sys/fs/cgroup/cgroup.controllers; then
 			on="$on memcg=1"
+			pct=$(rmb_arg memcg)
+			[ -z "$pct" ] || on="$on$(memcg_limit "$pct")"
 		fi
 	fi
 	if [ -d /sys/devices/system/node ]; then
@@ -148,7 +173,8 @@ features() {
 		on="$on numa_nodes=$nodes"
 	fi
 	if [ -e /sys/kernel/mm/lru_gen/enabled ]; then
-		echo y >/sys/kernel/mm/lru_gen/enabled
+		{ rmb_arg lru_gen | grep -x n || echo y; } \
+			>/sys/kernel/mm/lru_gen/enabled
 		on="$on lru_gen=$(cat /sys/kernel/mm/lru_gen/enabled)"
 	fi
 	if [ -r /sys/module/zswap/parameters/enabled ]; then

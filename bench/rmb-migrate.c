@@ -18,11 +18,12 @@
  * of it when there is swap (swap-in on the next check), and every few
  * rounds one worker exits and another is forked.  The parent meanwhile
  * asks for whole-memory compaction (/proc/sys/vm/compact_memory) rounds
- * times.  Every page is verified at the end.
+ * times.  Every page is verified at the end.  With churn=0 the workers
+ * wait instead, and the parent compacts a steady bundle: what compaction
+ * costs each scheme rather than whether it survives the churn.
  *
  * Needs an rmapbench kernel with compaction; elsewhere it says so
- * (checked_count 0)
- * and only verifies.  With compaction, a run that migrated no page
+ * (checked_count 0) and only verifies.  With compaction, a run that migrated no page
  * fails (nothing was tested); expect no mismatch on either scheme.
  *
  * mode=move measures what a migration costs each scheme: the parent's
@@ -30,13 +31,26 @@
  * alone after every worker wrote its own copies (pattern=cow: anon_vma
  * still visits every worker's vma, anonmm finds the parent first), are
  * moved by move_pages(2) to the other NUMA node and back, rounds times,
- * each call timed.  Needs two nodes (checked_count 0 otherwise).
+ * each call timed.
+ *
+ * mode=balance measures what NUMA balancing's migrations cost: every
+ * worker writes its own copy of the parent's pages on node 0's CPU, then
+ * reads it on node 1's, and the kernel's NUMA balancing (hinting faults)
+ * moves each copy to node 1 by itself; the parent times how long until
+ * 90% of the copies moved.  Copies, not the parent's shared pages: 6.1's
+ * NUMA balancing leaves a page mapped by several processes (a shared
+ * copy-on-write page) alone.
+ *
+ * move needs two NUMA nodes, balance two nodes with a CPU each and NUMA
+ * balancing on: in an rmapbench guest without them they fail; outside
+ * one (checked_count 0) they only set up and verify.
  */
 #define _GNU_SOURCE
 #include "lib/rmb.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -47,15 +61,18 @@
 #include <unistd.h>
 
 static struct rmb_param params[] = {
-	{ .key = "mode", .choices = "compact|move", .sdef = "compact",
+	{ .key = "mode", .choices = "compact|move|balance", .sdef = "compact",
 	  .help = "compact: whole-memory compaction rounds while the bundle "
-		  "churns; move: the cost of move_pages(2) between two nodes" },
+		  "churns; move: the cost of move_pages(2) between two nodes; "
+		  "balance: NUMA balancing moving the workers' copies" },
 	{ .key = "workers", .def = 8, .min = 1, .max = 1024,
 	  .help = "forked workers mapping the shared pages" },
 	{ .key = "pages", .def = 1024, .min = 16, .max = 262144,
-	  .help = "shared pages (compact: and each worker's private pages / 4)"
+	  .help = "shared pages (compact: and each worker's private pages / 4;"
+		  " balance: each worker's copy)"
 	},
 	{ .key = "rounds", .def = 20, .min = 1, .max = 100000,
+	  .modes = "compact|move",
 	  .help = "compaction rounds (move: moves to the other node and back)"
 	},
 	{ .key = "pattern", .choices = "shared|cow", .sdef = "shared",
@@ -63,6 +80,16 @@ static struct rmb_param params[] = {
 	  .help = "shared: the parent's pages mapped by it and every worker; "
 		  "cow: every worker wrote its own copy, the parent's are "
 		  "mapped by the parent alone" },
+	{ .key = "churn", .def = 1, .min = 0, .max = 1, .modes = "compact",
+	  .help = "1: workers verify and change their address spaces, and "
+		  "some exit and are forked again, all through the run; 0: "
+		  "they wait, a steady bundle, and verify at the end" },
+	{ .key = "pageout", .def = 1, .min = 0, .max = 1, .modes = "compact",
+	  .help = "1: churning workers page their private regions out when "
+		  "there is swap (reclaim's walks join compaction's); 0: not" },
+	{ .key = "seconds", .def = 60, .min = 1, .max = 3600,
+	  .modes = "balance",
+	  .help = "fail if 90% of the copies have not moved by then" },
 	{ .key = "seed", .def = 1, .min = 0, .max = 2147483647,
 	  .help = "seed of the page patterns" },
 	{ .key = NULL },
@@ -72,6 +99,7 @@ static struct rmb_param params[] = {
 
 struct ctl {			/* MAP_SHARED: the parent's word to workers */
 	volatile int stop;
+	int churn;		/* workers change their address spaces */
 };
 
 /* Pages [0, n) of the shared region, every other one of what was filled */
@@ -117,6 +145,8 @@ static void worker(const char *shared, size_t n, uint64_t seed,
 	if (!priv || !spare)
 		_exit(2);
 	rmb_fill(priv, np, pseed, 0);
+	while (!ctl->churn && !ctl->stop)
+		usleep(20000);
 	while (!ctl->stop && !bad) {
 		bad += verify_shared(shared, n, seed, 1);
 		moved = churn(priv, np, spare, swap);
@@ -155,6 +185,82 @@ static int reap(pid_t pid)
 		return 1;
 	}
 	return 0;
+}
+
+/* The CPUs of NUMA node node (its sysfs cpulist, e.g. "0-1,4") into set
+ * if set; returns how many, or -1 if the node has no such list. */
+static int node_cpus(int node, cpu_set_t *set)
+{
+	char path[64], list[256], *tok, *save = NULL;
+	int count = 0, lo, hi;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/sys/devices/system/node/node%d/cpulist",
+		 node);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	if (!fgets(list, sizeof(list), f))
+		list[0] = '\0';
+	fclose(f);
+	if (set)
+		CPU_ZERO(set);
+	for (tok = strtok_r(list, ",\n", &save); tok;
+	     tok = strtok_r(NULL, ",\n", &save)) {
+		if (sscanf(tok, "%d-%d", &lo, &hi) != 2)
+			hi = lo = atoi(tok);
+		for (; lo <= hi && lo < CPU_SETSIZE; lo++, count++)
+			if (set)
+				CPU_SET(lo, set);
+	}
+	return count;
+}
+
+/* Run the calling task on node's CPUs only. */
+static void pin_to_node(int node)
+{
+	cpu_set_t set;
+
+	if (node_cpus(node, &set) <= 0 ||
+	    sched_setaffinity(0, sizeof(set), &set) != 0)
+		rmb_die(RMB_EXIT_FAIL, "cannot run on node %d's CPUs: %s", node,
+			strerror(errno));
+}
+
+static long long read_number(const char *path)
+{
+	long long v = -1;
+	FILE *f = fopen(path, "r");
+
+	if (f) {
+		if (fscanf(f, "%lld", &v) != 1)
+			v = -1;
+		fclose(f);
+	}
+	return v;
+}
+
+/* x / n, or 0 when nothing was counted */
+static double per(long long x, long long n)
+{
+	return n > 0 ? (double)x / (double)n : 0;
+}
+
+/* 1 in an rmapbench guest with NUMA node 1 (cpus: with CPUs on nodes 0
+ * and 1, and NUMA balancing on), 0 outside one; in an rmapbench guest
+ * without them, fails saying what is missing. */
+static int in_guest_with_nodes(int cpus)
+{
+	if (!strcmp(rmb_scheme(), "unknown"))
+		return 0;
+	if (access("/sys/devices/system/node/node1", F_OK) != 0)
+		rmb_die(RMB_EXIT_FAIL, "mode %s needs two NUMA nodes: run it "
+			"on a kernel of the distro profile", rmb_arg_str("mode"));
+	if (cpus && (node_cpus(0, NULL) <= 0 || node_cpus(1, NULL) <= 0 ||
+		     read_number("/proc/sys/kernel/numa_balancing") != 1))
+		rmb_die(RMB_EXIT_FAIL, "mode balance needs a CPU on each node "
+			"(2 vCPUs or more) and kernel.numa_balancing=1");
+	return 1;
 }
 
 /* ---- move: move_pages(2) of the parent's pages, timed ------------------ */
@@ -206,8 +312,7 @@ static int move_main(long long w, long long n, long long rounds,
 		     uint64_t seed)
 {
 	int cow = !strcmp(rmb_arg_str("pattern"), "cow");
-	int checked = strcmp(rmb_scheme(), "unknown") != 0 &&
-		      access("/sys/devices/system/node/node1", F_OK) == 0;
+	int checked = in_guest_with_nodes(0);
 	long long r, moved = 0, short_pages = 0, bad;
 	uint64_t *lat = calloc((size_t)(2 * rounds), sizeof(*lat));
 	void **addr = calloc((size_t)n, sizeof(*addr));
@@ -255,11 +360,105 @@ static int move_main(long long w, long long n, long long rounds,
 	rmb_json_int(&j, "not_moved_pages", short_pages);
 	rmb_json_dbl(&j, "move_per_page_ns",
 		     checked ? st.median / (double)n : 0);
+	rmb_json_dbl(&j, "visited_per_moved_count",
+		     per(d.ctr[RMB_C_VISIT], moved));
 	rmb_json_stats(&j, "move", &st);
 	rmb_json_int(&j, "verified_pages", n);
 	rmb_json_int(&j, "verify_mismatch_pages", bad);
 	rmb_json_delta(&j, &d);
 	rmb_json_end(&j);
+	return rmb_check_mismatch(bad, n, "pages");
+}
+
+/* ---- balance: NUMA balancing of the workers' own copies ---------------- */
+
+struct balance_ctl {		/* MAP_SHARED: parent and workers */
+	volatile int stop;
+	volatile int ready;	/* workers that wrote their copies */
+};
+
+/* A worker: write its copy on node 0, then read it on node 1 until told
+ * to stop; exit 1 on a mismatch. */
+static void balance_worker(char *p, long long n, uint64_t seed,
+			   struct balance_ctl *ctl, int checked)
+{
+	size_t bad = 0;
+
+	if (checked)
+		pin_to_node(0);		/* the copies are allocated on node 0 */
+	rmb_fill(p, (size_t)n, seed, 0);
+	__sync_fetch_and_add(&ctl->ready, 1);
+	if (checked)
+		pin_to_node(1);
+	while (!ctl->stop && !bad)
+		bad += rmb_verify(p, (size_t)n, seed, 0, 1);
+	bad += rmb_verify(p, (size_t)n, seed, 0, 0);
+	_exit(bad ? 1 : 0);
+}
+
+static int balance_main(long long w, long long n, uint64_t seed)
+{
+	int checked = in_guest_with_nodes(1);
+	long long seconds = rmb_arg("seconds"), want = w * n * 9 / 10;
+	long long i, failed = 0, got = 0, bad;
+	uint64_t t0, converge = 0, limit = (uint64_t)seconds * 1000000000ULL;
+	struct balance_ctl *ctl = mmap(NULL, rmb_page, PROT_READ | PROT_WRITE,
+				       MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	pid_t *pids = calloc((size_t)w, sizeof(*pids));
+	char *p = rmb_map_anon(NULL, (size_t)n * rmb_page);
+	struct rmb_snap a, b, d;
+	struct rmb_json j;
+
+	if (ctl == MAP_FAILED || !pids || !p)
+		rmb_die(RMB_EXIT_FAIL, "out of memory");
+	if (checked)
+		pin_to_node(0);
+	rmb_fill(p, (size_t)n, seed, 0);
+	for (i = 0; i < w; i++) {
+		pids[i] = rmb_fork();
+		if (pids[i] < 0)
+			rmb_die(RMB_EXIT_FAIL, "fork: %s", strerror(errno));
+		if (pids[i] == 0)
+			balance_worker(p, n, seed + 1 + (uint64_t)i, ctl,
+				       checked);
+	}
+	while (ctl->ready < w)
+		usleep(10000);
+	rmb_snap_take(&a);
+	t0 = rmb_now_ns();
+	while (checked && !converge && rmb_now_ns() - t0 < limit) {
+		usleep(20000);
+		got = rmb_vmstat("numa_pages_migrated") - a.ctr[RMB_C_NUMA_MIGRATED];
+		if (got >= want)
+			converge = rmb_now_ns() - t0;
+	}
+	rmb_snap_take(&b);
+	ctl->stop = 1;
+	for (i = 0; i < w; i++)
+		failed += reap(pids[i]);
+	bad = (long long)rmb_verify(p, (size_t)n, seed, 0, 0);
+	rmb_snap_delta(&d, &a, &b);
+
+	rmb_result_begin(&j, "summary");
+	rmb_json_int(&j, "checked_count", checked);
+	rmb_json_int(&j, "copies_pages", w * n);
+	rmb_json_int(&j, "converge_ns", (long long)converge);
+	rmb_json_dbl(&j, "visited_per_migrated_count",
+		     per(d.ctr[RMB_C_VISIT], d.ctr[RMB_C_NUMA_MIGRATED]));
+	rmb_json_dbl(&j, "hint_faults_per_migrated_count",
+		     per(d.ctr[RMB_C_NUMA_HINT], d.ctr[RMB_C_NUMA_MIGRATED]));
+	rmb_json_int(&j, "workers_failed_count", failed);
+	rmb_json_int(&j, "verified_pages", n);
+	rmb_json_int(&j, "verify_mismatch_pages", bad);
+	rmb_json_delta(&j, &d);
+	rmb_json_end(&j);
+	if (failed)
+		rmb_die(RMB_EXIT_FAIL, "%lld of %lld workers failed (data "
+			"mismatch or error)", failed, w);
+	if (checked && !converge)
+		rmb_die(RMB_EXIT_FAIL, "NUMA balancing moved %lld of the %lld "
+			"pages of the copies in %lld s, not 90%%", got, w * n,
+			seconds);
 	return rmb_check_mismatch(bad, n, "pages");
 }
 
@@ -294,16 +493,19 @@ int main(int argc, char **argv)
 	seed = (uint64_t)rmb_arg("seed");
 	if (rmb_mode_is("move"))
 		return move_main(w, n, rounds, seed);
+	if (rmb_mode_is("balance"))
+		return balance_main(w, n, seed);
 	/* only in an rmapbench guest: never compact the host's memory */
 	checked = strcmp(rmb_scheme(), "unknown") != 0 &&
 		  access("/proc/sys/vm/compact_memory", W_OK) == 0;
-	swap = rmb_meminfo_kb("SwapTotal") > 0;
+	swap = rmb_arg("pageout") && rmb_meminfo_kb("SwapTotal") > 0;
 	shared = rmb_map_anon(NULL, 2 * (size_t)n * rmb_page);
 	ctl = mmap(NULL, rmb_page, PROT_READ | PROT_WRITE,
 		   MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	pids = calloc((size_t)w, sizeof(*pids));
 	if (!shared || ctl == MAP_FAILED || !pids)
 		rmb_die(RMB_EXIT_FAIL, "mmap: %s", strerror(errno));
+	ctl->churn = (int)rmb_arg("churn");
 	rmb_fill(shared, 2 * (size_t)n, seed, 0);
 	/* free every other page: the pages kept sit among holes */
 	for (i = 0; i < n; i++)
@@ -318,7 +520,7 @@ int main(int argc, char **argv)
 			rmb_die(RMB_EXIT_FAIL, "compact_memory: %s",
 				strerror(errno));
 		ns += rmb_now_ns() - t0;
-		if (r % 4 == 3) {	/* one worker exits, another forks */
+		if (ctl->churn && r % 4 == 3) {	/* one exits, one forks */
 			i = (int)(r / 4 % w);
 			kill(pids[i], SIGKILL);
 			waitpid(pids[i], NULL, 0);
@@ -340,6 +542,10 @@ int main(int argc, char **argv)
 	rmb_json_int(&j, "swap_count", swap);
 	rmb_json_int(&j, "compact_rounds_count", checked ? rounds : 0);
 	rmb_json_int(&j, "compact_ns", (long long)ns);
+	rmb_json_dbl(&j, "migrated_per_s",
+		     ns ? d.ctr[RMB_C_PGMIGRATE_OK] * 1e9 / (double)ns : 0);
+	rmb_json_dbl(&j, "visited_per_migrated_count",
+		     per(d.ctr[RMB_C_VISIT], d.ctr[RMB_C_PGMIGRATE_OK]));
 	rmb_json_int(&j, "workers_failed_count", failed);
 	rmb_json_int(&j, "verified_pages", n);
 	rmb_json_int(&j, "verify_mismatch_pages", bad);

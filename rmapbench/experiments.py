@@ -18,7 +18,7 @@ from dataclasses import dataclass, replace
 from . import plan as guestplan
 from . import programs, testbed, workloads
 from .errors import UserError
-from .profiles import MINIMAL, Where, as_targets
+from .profiles import MINIMAL, Where, as_targets, profile
 from .record import Config
 from .testbed import HOST
 from .workloads import Experiment, SizeSearch
@@ -152,9 +152,10 @@ class Point:
 
 def sweep_points(exp: Experiment, where: Where) -> list[Point]:
     """Every point of exp on the kernels where names (its arches, in
-    exp's order: a bare arch is its minimal kernels), each of its
-    clocks and vCPU counts."""
-    targets = as_targets(where)
+    exp's order: a bare arch is its minimal kernels) whose profile has
+    what exp needs, each of its clocks and vCPU counts."""
+    targets = [t for t in as_targets(where)
+               if profile(t.profile).has(exp.needs)]
     return [Point(exp, Config(exp.name, t.arch, mem, exp.workload,
                               exp.mode, params, clock, vcpus, exp.append,
                               t.profile))

@@ -27,7 +27,8 @@ class Profile:
     numa_nodes: the NUMA nodes QEMU gives its guests (0: none);
     append: kernel arguments its boots add; off: what it leaves off in
     both stacks that the kernel it stands for has, as the report says
-    it."""
+    it; features: what its kernels and guests have that an experiment
+    may need (FEATURES)."""
     name: str
     text: str
     fragment: str
@@ -36,6 +37,11 @@ class Profile:
     numa_nodes: int = 0
     append: str = ""
     off: str = ""
+    features: tuple[str, ...] = ()
+
+    def has(self, needs: tuple[str, ...]) -> bool:
+        """Whether its kernels have every feature of needs."""
+        return set(needs) <= set(self.features)
 
     def clock_args(self, clock_append: str) -> str:
         """A clock's kernel arguments as this profile's boots take them.
@@ -74,6 +80,11 @@ class Profile:
         return smp, out
 
 
+# What a profile's kernels and guests may have that an experiment can
+# need (Experiment.needs): page migration, two NUMA nodes, memory
+# cgroups (v2, mounted), MGLRU, zswap.
+FEATURES = ("migration", "numa", "memcg", "lru_gen", "zswap")
+
 MINIMAL, DISTRO = "minimal", "distro"
 PROFILES: tuple[Profile, ...] = (
     Profile(MINIMAL, "the 2004 feature set: no migration, compaction, "
@@ -89,7 +100,8 @@ PROFILES: tuple[Profile, ...] = (
             off="THP and KSM are off in both stacks until issue 27; "
             "memory failure, ZONE_DEVICE, hugetlbfs, DAMON, idle page "
             "tracking, CMA and device-private memory are off in both "
-            "stacks too"),
+            "stacks too",
+            features=FEATURES),
 )
 
 
@@ -108,7 +120,7 @@ class Target(NamedTuple):
 # What 'compare' measures unless told otherwise, and what '--full' adds:
 # the one place that chooses the comparison's kernels.
 COMPARE: tuple[Target, ...] = (Target(MINIMAL, "i386"),
-                               Target(MINIMAL, "x86_64"))
+                               Target(DISTRO, "x86_64"))
 FULL_ADDS: tuple[Target, ...] = (Target(MINIMAL, "x86_64"),)
 
 

@@ -15,7 +15,7 @@ from pathlib import Path
 from . import console as consolemod
 from . import plan as guestplan
 from . import environment, executor, experiments, extras, guest, kbuild
-from . import paths, qemu, record, repetitions, store, testbed
+from . import paths, qemu, record, repetitions, settings, store, testbed
 from . import workloads
 from .errors import UserError
 from .experiments import SWAP_MB, Case, Point
@@ -37,12 +37,15 @@ def base_record(case: Case, run_id: str, accel: str) -> dict:
 
 
 def unconfirmed(case: Case, run: guest.GuestRun) -> str | None:
-    """Why a variant's boot does not count as the variant: its kernel
-    did not log the option's value in force (a kernel without the
-    option keeps its default, and its numbers would be the headline's
-    under the variant's name)."""
-    if not case.variant:
-        return None
+    """Why a boot does not count as what it was booted for: its guest
+    did not confirm a setting (settings.py) in force, or its kernel did
+    not log a variant's option value (a kernel without the option keeps
+    its default, and its numbers would be the headline's under the
+    variant's name)."""
+    unset = settings.unconfirmed(case.config.kernel_args,
+                                 run.console.features)
+    if unset or not case.variant:
+        return unset
     variant = testbed.stack_variant(case.variant)
     if variant.confirmed(run.console.preamble):
         return None

@@ -59,7 +59,10 @@
 	X(PGSTEAL_DIRECT, pgsteal_direct, pages, 0) \
 	X(OOM_KILL, oom_kill, count, 0) \
 	X(PGMIGRATE_OK, pgmigrate_success, pages, 0) \
-	X(PGMIGRATE_FAIL, pgmigrate_fail, pages, 0)
+	X(PGMIGRATE_FAIL, pgmigrate_fail, pages, 0) \
+	X(NUMA_PTE, numa_pte_updates, count, 0) \
+	X(NUMA_HINT, numa_hint_faults, count, 0) \
+	X(NUMA_MIGRATED, numa_pages_migrated, pages, 0)
 
 /* Sums of /proc/rmapbench that the kernel keeps in 64 bits (a vm event
  * cannot hold them on i386): X(enum suffix, line, result field).  Walks

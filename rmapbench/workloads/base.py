@@ -63,6 +63,8 @@ REGIMES: tuple[tuple[str, str], ...] = (
     ("mremap", "mremap-heavy"),
     ("reclaim", "big bundles and families under swap"),
     ("fastpath", "fast path, no memory pressure"),
+    ("migration", "page migration: move_pages, compaction, NUMA "
+     "balancing"),
 )
 
 
@@ -122,7 +124,9 @@ class Experiment:
     (testbed.stack_variant: a boot option's other value, by its kernel
     arguments), each on its own stack's boots only and compared against
     the same base boots; the headline boots run every option's
-    default."""
+    default.  needs: profile features (profiles.FEATURES) its guests
+    must have: it runs on the kernels of the profiles that have them
+    only."""
     name: str
     workload: str
     mode: str
@@ -141,6 +145,7 @@ class Experiment:
     full: dict = field(default_factory=dict)    # sweep=, mem_mb= overrides
     packs: bool = False
     variants: tuple[str, ...] = ()
+    needs: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -19,6 +19,7 @@ from pathlib import Path
 from .. import figures as fg
 from .. import testbed
 from ..record import is_failed
+from ..settings import with_setting
 from ..testbed import FORK_ORDER, ICOUNT, variants_of
 from .base import (NEUTRAL, Crossover, Experiment, Figure, Mode,
                    Workload, metric)
@@ -153,6 +154,19 @@ def contend_experiment() -> Experiment:
              "mmap_lock taken for write in a loop (contend=1) or not")
 
 
+# The pair bundle at W = 64 with each guest setting of the distro
+# kernels that changes how reclaim finds a page's mappings: in a memory
+# cgroup (memcg reclaim filters the walk by cgroup) and with MGLRU off
+# (the distro guests run it: it finds young pages by page-table walks,
+# the classic lists by rmap walks alone)
+SETTINGS = ("memcg", "classic")
+
+
+def setting_experiments() -> tuple[Experiment, ...]:
+    return tuple(with_setting(experiment("pair"), s, sweep={"W": [64]},
+                              full={}) for s in SETTINGS)
+
+
 TEXT = {"private": "each page mapped by one worker",
         "pair": "each page mapped by a worker and its helper",
         "shared": "each page mapped by every worker"}
@@ -228,7 +242,7 @@ WORKLOAD = Workload(
                      regime="reclaim")
                 for p in PATTERNS),
     experiments=tuple(experiment(p) for p in PATTERNS) +
-    (contend_experiment(),),
+    (contend_experiment(),) + setting_experiments(),
     crossovers=tuple(Crossover(f"bundle-{p}", "W", "walk_mean_ns",
                                5.0, f"the width W at which anonmm's rmap "
                                f"walk of {p} data takes more than 5% "

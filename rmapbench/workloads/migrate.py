@@ -4,23 +4,31 @@ Migration must find every pte of a page twice: to make each a migration
 entry, and to point each at the new page.  anon_vma walks the page's
 anon_vma tree; anonmm walks the bundle, try-locking each mm, and keeps
 the lock of each mm where it made an entry until the restore
-(kernels/anonmm 0017).  Two modes:
+(kernels/anonmm 0017).  Three modes:
 
 - move: move_pages(2) of the parent's pages to the other NUMA node and
   back, timed per call; pattern=shared (every worker maps them: both
   walks visit W + 1 mappings) or cow (every worker wrote its own copy:
   anon_vma still visits every worker's vma, anonmm finds the parent at
-  once).  Needs two NUMA nodes: the distro profile.
-- compact: whole-memory compaction rounds while the bundle mprotects,
-  mremaps, pages out, exits and forks; the correctness suite's test, and
-  here the migrations that succeeded and failed (anonmm fails a page
-  whose mapping mm holds or awaits its mmap_lock for write).
+  once).
+- compact: whole-memory compaction rounds.  With churn (the correctness
+  suite's test) the bundle mprotects, mremaps, pages out, exits and
+  forks meanwhile, and the run shows the migrations that succeeded and
+  failed (anonmm fails a page whose mapping mm holds or awaits its
+  mmap_lock for write); without (the comparison's), a steady bundle
+  whose shared pages compaction migrates: pages per second and walk
+  visits per page.
+- balance: NUMA balancing moving each worker's own copies to the node
+  its worker runs on (hinting faults): the time until 90% moved, hinting
+  faults and walk visits per page migrated.
 
-Neither is in the default comparison yet: both need the distro profile's
-kernels ('harness.py run --workload migrate --profile distro').
+All three need the distro profile's kernels (Experiment.needs): 'compare'
+runs them on x86_64 distro only.
 """
 
-from .base import HIGHER, NEUTRAL, Mode, Workload, metric
+from .. import testbed
+from ..testbed import ICOUNT
+from .base import HIGHER, NEUTRAL, Experiment, Mode, Workload, metric
 
 WALK = (
     metric("anon_rmap_visit_count", "mms (anonmm) or vmas (anon_vma) "
@@ -33,20 +41,82 @@ WALK = (
 MOVE = (
     metric("move_per_page_ns", "move_pages() per page (median call)",
            "ns", timed=True),
+    metric("visited_per_moved_count", "rmap candidates visited per page "
+           "moved", "visits/page"),
     metric("moved_pages", "pages moved", "pages", HIGHER, exact=True),
     *WALK,
 )
 
 COMPACT = (
+    metric("migrated_per_s", "pages compaction migrated per second",
+           "pages/s", HIGHER),
+    metric("visited_per_migrated_count", "rmap candidates visited per "
+           "page migrated", "visits/page"),
     metric("pgmigrate_success_pages", "pages migrated by compaction",
-           "pages", HIGHER),
+           "pages", NEUTRAL),
     *WALK,
     metric("verify_mismatch_pages", "pages wrong after the run", "pages",
            exact=True),
 )
 
+BALANCE = (
+    metric("converge_ns", "time until NUMA balancing moved 90% of the "
+           "copies", "ns", timed=True),
+    metric("visited_per_migrated_count", "rmap candidates visited per "
+           "page migrated", "visits/page"),
+    metric("hint_faults_per_migrated_count", "NUMA hinting faults per "
+           "page migrated", "faults/page"),
+    metric("numa_pages_migrated_pages", "pages NUMA balancing migrated",
+           "pages", NEUTRAL),
+    *WALK,
+)
+
+# move_pages(2) of pages a bundle of W maps (shared) or the parent alone
+# maps after W workers copied them (cow); 128 pages, so that 1,024 cow
+# workers' copies fit a 1 GB guest
+MOVE_W = [8, 64, 256]
+FULL_MOVE_W = [8, 64, 256, 1024]
+PATTERNS = ["shared", "cow"]
+
+EXPERIMENTS = (
+    Experiment("migrate-move", "migrate", "move", ("x86_64",),
+               sweep={"workers": MOVE_W, "pattern": PATTERNS},
+               fixed={"pages": 128, "rounds": 10},
+               mem_mb={"x86_64": [512]}, clocks=(ICOUNT,), packs=True,
+               needs=("numa",),
+               full={"sweep": {"workers": FULL_MOVE_W,
+                               "pattern": PATTERNS},
+                     "mem_mb": {"x86_64": [1024]}},
+               text="move_pages(2) of 128 pages between the two nodes, "
+                    "mapped by a bundle of W (shared) or by the parent "
+                    "alone after W workers copied them (cow)"),
+    Experiment("migrate-compact", "migrate", "compact", ("x86_64",),
+               sweep={"workers": [8, 64]},
+               fixed={"pages": 1024, "rounds": 4, "churn": 0,
+                      "pageout": 0},
+               mem_mb={"x86_64": [256]}, clocks=(ICOUNT,),
+               needs=("migration",), max_reps=3,
+               text="whole-memory compaction of a fragmented guest "
+                    "whose 1,024 scattered pages a steady bundle of W "
+                    "maps"),
+    # NUMA balancing needs a CPU on each node: two vCPUs, on the host
+    # clock (each such boot runs alone)
+    Experiment("migrate-balance", "migrate", "balance", ("x86_64",),
+               sweep={"workers": [8, 64]},
+               fixed={"pages": 256, "seconds": 120},
+               mem_mb={"x86_64": [512]}, clocks=(testbed.HOST,),
+               vcpus=(2,), needs=("numa",), max_reps=3,
+               text="NUMA balancing moving W workers' own copies of 256 "
+                    "pages from node 0 to node 1, where they run"),
+)
+
 WORKLOAD = Workload(
     "migrate", "rmb-migrate",
-    modes=(Mode("compact", COMPACT), Mode("move", MOVE)),
-    experiments=(),
+    modes=(Mode("compact", COMPACT, main=("migrate-compact",),
+                regime="migration", main_params=(("workers", 64),)),
+           Mode("move", MOVE, main=("migrate-move",), regime="migration",
+                main_params=(("workers", 64), ("pattern", "shared"))),
+           Mode("balance", BALANCE, main=("migrate-balance",),
+                regime="migration", main_params=(("workers", 64),))),
+    experiments=EXPERIMENTS,
     order=80)

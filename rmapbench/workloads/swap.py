@@ -15,6 +15,7 @@ from .. import figures as fg
 from .. import stats, testbed
 from ..record import is_failed, metric_values
 from ..record import swapped_out as pswpout
+from ..settings import with_setting
 from ..testbed import BASE, FORK_ORDER, ICOUNT, NEW, variants_of
 from ..tables import cell, fmt, params_text, table
 from .base import (NEUTRAL, Crossover, Experiment, Figure, Mode, SizeSearch,
@@ -259,6 +260,17 @@ def family_search(name: str, family: dict, lo: int, hi: int,
         "(icount clock)", full_only)
 
 
+FAMILY_EXP = Experiment(
+    "swap-family", "swap", "family", ("x86_64",),
+    sweep={"N": [1, 4, 16]}, fixed={"mb": 64, "passes": 2},
+    mem_mb={"x86_64": [64]}, timeout_s=900.0,
+    clocks=(ICOUNT,), max_reps=3, variants=ORDERS,
+    full={"fixed": {"mb": 256, "passes": 2},
+          "mem_mb": {"x86_64": [192]},
+          "clocks": (ICOUNT, testbed.HOST)},
+    text="a swapping family as it grows: the rmap walk under reclaim, "
+         "swap-out throughput")
+
 WORKLOAD = Workload(
     "swap", "rmb-swap",
     # The mean walk decides, as in the bundles: on the icount clock it is
@@ -297,15 +309,11 @@ WORKLOAD = Workload(
                          "mem_mb": {"x86_64": [160, 224, 384]},
                          "clocks": (ICOUNT, testbed.HOST)},
                    text="a swapping family across guest memory sizes"),
-        Experiment("swap-family", "swap", "family", ("x86_64",),
-                   sweep={"N": [1, 4, 16]}, fixed={"mb": 64, "passes": 2},
-                   mem_mb={"x86_64": [64]}, timeout_s=900.0,
-                   clocks=(ICOUNT,), max_reps=3, variants=ORDERS,
-                   full={"fixed": {"mb": 256, "passes": 2},
-                         "mem_mb": {"x86_64": [192]},
-                         "clocks": (ICOUNT, testbed.HOST)},
-                   text="a swapping family as it grows: the rmap walk "
-                        "under reclaim, swap-out throughput"),
+        FAMILY_EXP,
+        # the family of 4 with each guest setting of the distro kernels
+        # that changes reclaim: a memory cgroup, MGLRU off, zswap on
+        *(with_setting(FAMILY_EXP, s, sweep={"N": [4]}, full={})
+          for s in ("memcg", "classic", "zswap")),
         # the family on 2 vCPUs (host clock: each boot runs alone), as
         # small as swap-mem's and at most three repetitions: its
         # intervals stay wide, its direction shows.  80 MB: the guest

@@ -1,17 +1,15 @@
-"""The kernels of every build profile other than the comparison's
-defaults, where they are built ('harness.py build --profile NAME'):
-their fragments hold, the stacks differ only in the scheme, and a
-smoke boot's guest has the profile's NUMA nodes, cgroup v2 with memcg
-and MGLRU on.  A kernel not built is skipped: 'make test' builds the
-comparison's kernels only."""
+"""The kernels of every build profile but minimal (test_kernels.py's),
+where they are built ('harness.py build --profile NAME'; 'make test'
+builds distro): their fragments hold, the stacks differ only in the
+scheme, and a smoke boot's guest has the profile's NUMA nodes, cgroup
+v2 with memcg and MGLRU on.  A kernel not built is skipped."""
 
 import pytest
 
-from rmapbench import guest, kbuild, profiles, smoke, testbed
+from rmapbench import guest, kbuild, profiles, qemu, settings, smoke, testbed
 
-OTHERS = [t for p in profiles.PROFILES for t in profiles.targets([p.name],
-                                                                 None)
-          if t not in profiles.COMPARE]
+OTHERS = [t for p in profiles.PROFILES if p.name != profiles.MINIMAL
+          for t in profiles.targets([p.name], None)]
 KERNELS = [(s, t) for t in OTHERS for s in testbed.stack_names()]
 
 
@@ -48,3 +46,27 @@ def test_smoke_boot_has_the_profile_s_features(stack, target, tmp_path):
     assert smoke.check(run) == [], run.boot.log.read_text()[-3000:]
     nodes = profiles.profile(target.profile).numa_nodes
     assert run.console.features.get("numa_nodes") == str(nodes)
+
+
+@pytest.mark.parametrize("target", OTHERS)
+def test_the_guest_confirms_every_setting_its_profile_has(target, tmp_path):
+    """One boot with the arguments of every guest setting the profile
+    has (settings.py): the guest reports each in force (a memory cgroup
+    with its limit, MGLRU off, zswap on), as the runner requires of a
+    setting's boots."""
+    have = [s for s in settings.SETTINGS
+            if profiles.profile(target.profile).has((s.needs,))]
+    if not have:
+        pytest.skip(f"profile {target.profile} has no guest setting")
+    require("anonmm", target)
+    args = " ".join(s.args for s in have)
+    run = guest.run(qemu.Boot("anonmm", target.arch, "info\n",
+                              mem_mb=256, timeout_s=smoke.SMOKE_TIMEOUT_S,
+                              append=args, profile=target.profile),
+                    tmp_path / "console.log")
+    assert run.failure is None, run.failure
+    got = run.console.features
+    assert settings.unconfirmed(args, got) is None, got
+    limit = int(got["memcg_max"])
+    total_kb = int(run.console.meminfo_kb()["MemTotal"])
+    assert abs(limit - total_kb * 1024 * settings.MEMCG_PCT // 100) < 4096

@@ -245,6 +245,18 @@ CASES = {
                      ("checked_count", "moved_pages", "not_moved_pages",
                       "move_per_page_ns", *stats("move"), "verified_pages",
                       *DELTA)),
+    "migrate-balance": ("rmb-migrate", ["mode=balance", "workers=2",
+                                        "pages=32", "seconds=5"],
+                        ("checked_count", "copies_pages", "converge_ns",
+                         "visited_per_migrated_count",
+                         "hint_faults_per_migrated_count",
+                         "workers_failed_count", "verified_pages", *DELTA)),
+    "migrate-compact-steady": ("rmb-migrate", ["workers=2", "pages=32",
+                                               "rounds=2", "churn=0",
+                                               "pageout=0"],
+                               ("migrated_per_s",
+                                "visited_per_migrated_count",
+                                "workers_failed_count", *DELTA)),
 }
 
 

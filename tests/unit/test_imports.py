@@ -135,7 +135,7 @@ LAYERS = (
     ("workloads",),
     ("figures", "tables", "record", "store", "phases", "image", "extras",
      "debs", "benchbuild", "kbuild", "programs", "iface", "testbed",
-     "profiles",
+     "profiles", "settings",
      "scratch", "console", "plan", "stats", "paths", "errors", "progress",
      "postmortem", "preflight"),
 )

@@ -1,0 +1,108 @@
+"""Guest settings: a feature of the distro kernels switched another way
+for an experiment, in the guests of both stacks alike.
+
+A setting is kernel arguments that bench/init.sh (rmb.*) or the kernel
+itself reads at boot, the profile feature it needs, and the
+RMB-FEATURES pair by which the guest confirms it in force.  An
+experiment run with a setting is an experiment of its own (with_setting):
+its name says the setting, its boots add the arguments, it runs only on
+the kernels of profiles that have the feature, and a boot that does not
+confirm the setting counts as failed, never as the headline's numbers
+under the setting's name.
+"""
+
+from dataclasses import dataclass, replace
+from typing import Any, TypeVar
+
+from .errors import UserError
+from .testbed import named
+
+# an Experiment (workloads/base.py): the workload modules import this one
+Exp = TypeVar("Exp", bound=Any)
+
+
+@dataclass(frozen=True)
+class Setting:
+    """name: what experiments add to their names; args: the kernel
+    arguments; needs: the profile feature (profiles.FEATURES); shows:
+    the RMB-FEATURES key that confirms it, and its value ("": any);
+    text: what it does, for the report."""
+    name: str
+    args: str
+    needs: str
+    shows: tuple[str, str]
+    text: str
+
+    def confirmed(self, features: dict[str, str]) -> bool:
+        key, value = self.shows
+        got = features.get(key)
+        return got is not None and (not value or got == value)
+
+    def unconfirmed(self, features: dict[str, str]) -> str:
+        key, value = self.shows
+        return (f"the guest did not confirm the setting {self.name} "
+                f"({self.args}): RMB-FEATURES {key}="
+                f"{features.get(key, '(none)')}, not {value or 'set'}")
+
+
+MEMCG_PCT = 75
+
+SETTINGS: tuple[Setting, ...] = (
+    # init.sh makes the cgroup and moves itself into it before the plan
+    Setting("memcg", f"rmb.memcg={MEMCG_PCT}", "memcg", ("memcg_max", ""),
+            f"inside a memory cgroup whose memory.max is {MEMCG_PCT}% of "
+            "the guest's memory (the container case: memcg reclaim)"),
+    # the distro guests run MGLRU (init.sh turns it on); this turns it off
+    Setting("classic", "rmb.lru_gen=n", "lru_gen", ("lru_gen", "0x0000"),
+            "MGLRU off: reclaim ages the active and inactive lists, "
+            "finding referenced pages by rmap walks alone"),
+    Setting("zswap", "zswap.enabled=1", "zswap", ("zswap", "Y"),
+            "zswap on: pages swapped out are compressed into RAM first, "
+            "and the disk's cost leaves reclaim"),
+)
+
+
+def setting(name: str) -> Setting:
+    return named("setting", SETTINGS, name)
+
+
+def setting_names() -> list[str]:
+    return [s.name for s in SETTINGS]
+
+
+def with_setting(exp: Exp, name: str, **changes: object) -> Exp:
+    """exp run with the setting called name: its own name
+    (<exp>-<setting>), kernel arguments, needs and text; changes: other
+    fields it runs with (a narrower sweep, say).  Stack variants stay
+    with the headline experiment."""
+    s = setting(name)
+    append = " ".join(a for a in (exp.append, s.args) if a)
+    needs = tuple(dict.fromkeys((*exp.needs, s.needs)))
+    return replace(exp, name=f"{exp.name}-{s.name}", append=append,
+                   needs=needs, text=f"{exp.text}; {s.text}",
+                   variants=(), **changes)
+
+
+def in_force(kernel_args: str) -> list[Setting]:
+    """The settings whose arguments kernel_args carries."""
+    words = set(kernel_args.split())
+    return [s for s in SETTINGS if set(s.args.split()) <= words]
+
+
+def unconfirmed(kernel_args: str, features: dict[str, str]) -> str | None:
+    """Why a boot with kernel_args does not count as its settings' (the
+    first the guest did not confirm), or None."""
+    for s in in_force(kernel_args):
+        if not s.confirmed(features):
+            return s.unconfirmed(features)
+    return None
+
+
+def parse(names: str) -> list[Setting]:
+    """'memcg,zswap' -> those settings, or a UserError naming the known
+    ones before any boot."""
+    picked = [n.strip() for n in names.split(",") if n.strip()]
+    if not picked:
+        raise UserError(f"no setting in '{names}': choose from "
+                        f"{', '.join(setting_names())}")
+    return [setting(n) for n in picked]
