@@ -17,9 +17,9 @@ text_summary() renders the same rows and the summary table in fixed
 width columns, for a mailing-list post (harness.py report --text).
 """
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
-from .. import metrics, profiles, stats, testbed, workloads
+from .. import metrics, profiles, settings, stats, testbed, workloads
 from ..analysis import ConfigStats
 from ..record import headline, swapped_out, variant_lanes
 from ..testbed import BASE, NEW
@@ -228,6 +228,60 @@ def variant_table(rows: list[Headline]) -> list[str]:
         table(VARIANT_HEADER, variant_rows(rows)) + [""]
 
 
+SETTINGS_HEADER = ["guest setting", "workload/mode", "arch",
+                   "configuration", "headline metric",
+                   f"{NEW}/{BASE} without", f"{NEW}/{BASE} with [95% CI]",
+                   "mark", "winner with"]
+
+
+def without_settings(analysis: list[ConfigStats], cs: ConfigStats
+                     ) -> ConfigStats | None:
+    """The configuration cs is but for its guest settings: the same
+    workload, mode, parameters and machine, booted without them."""
+    words = {w for s in settings.in_force(cs.key.kernel_args)
+             for w in s.args.split()}
+    args = " ".join(w for w in cs.key.kernel_args.split()
+                    if w not in words)
+    want = replace(cs.key, kernel_args=args)
+    return next((o for o in analysis if replace(o.key, experiment="") ==
+                 replace(want, experiment="")), None)
+
+
+def settings_rows(analysis: list[ConfigStats]) -> list[list[str]]:
+    """A row per configuration run with guest settings (settings.py):
+    the headline's ratio with them beside the same point's without."""
+    rows = []
+    for cs in analysis:
+        on = settings.in_force(cs.key.kernel_args)
+        entry = workloads.mode(cs.key.workload, cs.key.mode)
+        if not on or entry is None or not entry.metrics:
+            continue
+        h = headline_of(entry.regime, cs.key.workload, entry, cs)
+        base = without_settings(analysis, cs)
+        own = base.comparisons.get(entry.metrics[0].name) if base else None
+        rows.append([", ".join(s.name for s in on), h.what, h.arch,
+                     h.config, h.metric,
+                     ratio_cell(own.ratio) if own else "not measured",
+                     h.ratio, h.sure, winner_cell(h)])
+    return rows
+
+
+def settings_table(analysis: list[ConfigStats]) -> list[str]:
+    """The guest settings' rows (context, not counted), with what each
+    setting does; nothing when the run booted none."""
+    rows = settings_rows(analysis)
+    if not rows:
+        return []
+    named = {r[0] for r in rows}
+    what = [f"- `{s.name}` ({s.args}): {s.text}." for s in settings.SETTINGS
+            if s.name in named]
+    return ["### Guest settings", "",
+            "Experiments that also run with a feature of the distro "
+            "kernels switched another way, in both stacks' guests alike "
+            "(context: the outcomes above count none of them):", "",
+            *what, "", *table(SETTINGS_HEADER, rows), ""]
+
+
 @dataclass(frozen=True)
 class Point:
     """A declared crossover, found or not, on one arch."""
@@ -375,6 +429,7 @@ def decision(records: list[dict], analysis: list[ConfigStats],
         out += ["### Crossover points", ""]
         out += [f"- {p.what} ({p.arch}): {p.text}." for p in points]
         out.append("")
+    out += settings_table(analysis)
     sizing = sizing_lines(records) + list(searched)
     if sizing:
         out += ["### Memory size", ""] + [f"- {s}" for s in sizing] + [""]

@@ -165,3 +165,37 @@ def test_the_2004_table_stands_beside_this_runs_figures(records):
     none = "\n".join(fastpath.paper_table(
         [r for r in records if r["workload"] != "fastpath"]))
     assert "not measured" in none
+
+
+def test_guest_settings_are_shown_beside_the_same_point_without(records):
+    """A configuration run with a guest setting (settings.py) gets a row
+    of its own: its ratio with the setting beside the ratio of the same
+    point without, never counted in an outcome."""
+    import copy
+    pair = [r for r in records if r["experiment"] == "bundle-pair"
+            and r["params"].get("W") == 64 and not r["failed"]]
+    assert pair
+    memcg = []
+    for r in copy.deepcopy(pair):
+        r["experiment"] = "bundle-pair-memcg"
+        r["kernel_args"] = "rmb.memcg=75"
+        r["boot"] += "-memcg"
+        if r["stack"] == "anonmm":
+            r["metrics"]["walk_mean_ns"] *= 3
+        memcg.append(r)
+    both = records + memcg
+    analysis = analyse(both)
+    text = "\n".join(decision.decision(both, analysis))
+    assert "### Guest settings" in text
+    section = text.split("### Guest settings")[1]
+    row = next(line for line in section.splitlines()
+               if line.startswith("| memcg"))
+    cells = [c.strip() for c in row.strip("|").split("|")]
+    without, with_ = cells[5], cells[6]
+    assert without != "not measured" and with_ != without
+    assert float(with_.split()[0]) > 2 * float(without.split()[0])
+    # the outcomes are the same as without the setting's records
+    plain = "\n".join(decision.decision(records, analyse(records)))
+    assert "### Guest settings" not in plain
+    assert plain.split("### Memory size")[0] == \
+        text.split("### Guest settings")[0]
