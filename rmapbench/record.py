@@ -90,10 +90,13 @@ class Config:
 
     def dims(self) -> dict[str, Any]:
         """What tells configurations apart in a figure: arch (and a
-        profile other than minimal), memory, parameters."""
+        profile other than minimal), memory, parameters, the kernel
+        arguments its boots added (a guest setting's, say)."""
         out: dict[str, Any] = {"arch": self.arch, "mem": f"{self.mem_mb}MB"}
         if self.profile != MINIMAL:
             out["profile"] = self.profile
+        if self.kernel_args:
+            out["args"] = self.kernel_args
         out.update({k: v for k, v in self.params
                     if k not in IGNORED_PARAMS})
         out["clock"] = self.clock

@@ -26,9 +26,13 @@ All three need the distro profile's kernels (Experiment.needs): 'compare'
 runs them on x86_64 distro only.
 """
 
+from pathlib import Path
+
+from .. import figures as fg
 from .. import testbed
 from ..testbed import ICOUNT
-from .base import HIGHER, NEUTRAL, Experiment, Mode, Workload, metric
+from .base import (HIGHER, NEUTRAL, Experiment, Figure, Mode, Workload,
+                   metric)
 
 WALK = (
     metric("anon_rmap_visit_count", "mms (anonmm) or vmas (anon_vma) "
@@ -110,6 +114,34 @@ EXPERIMENTS = (
                     "pages from node 0 to node 1, where they run"),
 )
 
+
+def plot_move(records: list[dict], out_dir: Path) -> list[Path]:
+    """move_pages(2) per page and walk visits per page moved against
+    the bundle's width, a line per stack and pattern."""
+    recs = fg.select(records, "migrate-move", "migrate")
+    if not recs:
+        return fg.skipped("migrate-move", "no migrate-move records")
+    plt = fg._pyplot()
+    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(14, 5))
+    labels = fg.stack_labels(records)
+    workers = sorted({w for w in map(fg.param("workers"), recs) if w})
+    for ax, name, title, ylabel in (
+            (ax1, "move_per_page_ns", "move_pages(2) per page (median "
+             "call)", "ns per page"),
+            (ax2, "visited_per_moved_count", "rmap candidates visited per "
+             "page moved", "visits per page")):
+        fg.draw_series(ax, fg.series(recs, fg.param("workers"),
+                                     fg.metric(name), skip=("workers",)),
+                       labels)
+        ax.set_xscale("log", base=2)
+        ax.set_xticks(workers, [str(w) for w in workers])
+        ax.minorticks_off()
+        ax.set_yscale("log")
+        fg.finish(ax, title, "workers mapping the pages (W)", ylabel)
+    fig.tight_layout()
+    return fg.save(fig, out_dir, "migrate-move")
+
+
 WORKLOAD = Workload(
     "migrate", "rmb-migrate",
     modes=(Mode("compact", COMPACT, main=("migrate-compact",),
@@ -119,4 +151,5 @@ WORKLOAD = Workload(
            Mode("balance", BALANCE, main=("migrate-balance",),
                 regime="migration", main_params=(("workers", 64),))),
     experiments=EXPERIMENTS,
+    figures=(Figure("migrate-move", ("migrate-move",), plot_move),),
     order=80)

@@ -339,6 +339,27 @@ class Fab:
                          {"W": 8, "mb": 16, "contend": contend}, fails,
                          mem_mb=128, vcpus=2)
 
+    def migrate(self) -> None:
+        """move_pages(2) visits W + 1 mappings of a shared page in both
+        schemes; of a cow page anon_vma still visits every worker's vma,
+        anonmm the parent alone."""
+        for stack in STACKS:
+            for pattern in ("shared", "cow"):
+                for w in (8, 64, 256):
+                    def make(rep, stack=stack, pattern=pattern, w=w):
+                        visits = 1 if pattern == "cow" and \
+                            self.is_anonmm(stack) else w + 1
+                        return {"move_per_page_ns":
+                                self.noisy(20000 + 150 * visits),
+                                "visited_per_moved_count":
+                                float(2 * visits), "moved_pages": 2560,
+                                "anon_rmap_visit_count": 5120 * visits,
+                                "anon_rmap_trylock_fail_count": 0,
+                                "pgmigrate_fail_pages": 0}
+                    self.add("migrate-move", stack, "x86_64", "migrate",
+                             "move", {"workers": w, "pattern": pattern,
+                                      "pages": 128, "rounds": 10}, make)
+
     def fastpath(self) -> None:
         """Both schemes within a percent: the 2004 table's setting."""
         rates = {"fault": ("faults_per_s", 90000.0),
@@ -403,8 +424,8 @@ class Fab:
                       self.fork_breadth, self.fork_depth, self.fork_chain,
                       self.fork_rate,
                       self.mremap, self.swap_mem, self.swap_family,
-                      self.bundle, self.fastpath, self.stressng,
-                      self.failures):
+                      self.bundle, self.migrate, self.fastpath,
+                      self.stressng, self.failures):
             build()
         if orders:
             self.fork_orders()
