@@ -17,9 +17,16 @@ RMAPBENCH_CACHE ?= $(HOME)/.cache/rmapbench
 SELFTESTS_SRC ?= $(RMAPBENCH_CACHE)/linux-source-6.1/tools/testing/selftests
 
 SELFTESTS := mremap_test mremap_dontunmap mlock2-tests mlock-random-test \
-	map_fixed_noreplace map_populate madv_populate mrelease_test soft-dirty
+	map_fixed_noreplace map_populate madv_populate mrelease_test soft-dirty \
+	userfaultfd
+# migration links libnuma, whose static library (libnuma-dev) Debian
+# gives for amd64 alone: x86_64 only, where the distro kernels are
+ifeq ($(ARCH),x86_64)
+SELFTESTS += migration
+endif
+ST_LIBS_migration := -lnuma
 # tests linked with vm_util.c (as in the tree's own Makefile)
-SELFTESTS_VM_UTIL := madv_populate soft-dirty
+SELFTESTS_VM_UTIL := madv_populate soft-dirty userfaultfd
 # mrelease_test uses __NR_pidfd_open and __NR_process_mrelease without
 # including <sys/syscall.h>: both fall back to -1 and the test would
 # always skip (ENOSYS).  The header is forced in, the source untouched.
@@ -27,7 +34,8 @@ SELFTESTS_SYSCALL_H := mrelease_test
 
 ST_OUT := $(OUT)/selftests
 ST_SRC := $(OBJ)/selftests
-ST_HDRS := $(ST_SRC)/kselftest.h $(ST_SRC)/vm/mlock2.h $(ST_SRC)/vm/util.h \
+ST_HDRS := $(ST_SRC)/kselftest.h $(ST_SRC)/kselftest_harness.h \
+	$(ST_SRC)/vm/mlock2.h $(ST_SRC)/vm/util.h \
 	$(ST_SRC)/vm/vm_util.h $(ST_SRC)/shim/sys/capability.h
 ST_CFLAGS := $(MFLAG) -O2 -Wall -static -I$(ST_SRC)/shim
 ST_LIBS := -lrt -lpthread
@@ -80,6 +88,10 @@ $(ST_SRC)/kselftest.h: $(SELFTESTS_SRC)/kselftest.h
 	@mkdir -p $(@D)
 	cp $< $@
 
+$(ST_SRC)/kselftest_harness.h: $(SELFTESTS_SRC)/kselftest_harness.h
+	@mkdir -p $(@D)
+	cp $< $@
+
 $(ST_SRC)/shim/sys/capability.h: $(lastword $(MAKEFILE_LIST))
 	@mkdir -p $(@D)
 	printf '%s\n' "$$ST_CAPABILITY_H" >$@
@@ -91,6 +103,6 @@ $(addprefix $(ST_OUT)/,$(SELFTESTS)): $(ST_OUT)/%: $(ST_SRC)/vm/%.c \
 		$(if $(filter $*,$(SELFTESTS_SYSCALL_H)),-include sys/syscall.h) \
 		-o $@ $< \
 		$(if $(filter $*,$(SELFTESTS_VM_UTIL)),$(ST_SRC)/vm/vm_util.c) \
-		$(ST_LIBS)
+		$(ST_LIBS_$*) $(ST_LIBS)
 
 .PHONY: selftests selftests-all-arches

@@ -80,10 +80,11 @@ class Profile:
         return smp, out
 
 
-# What a profile's kernels and guests may have that an experiment can
-# need (Experiment.needs): page migration, two NUMA nodes, memory
-# cgroups (v2, mounted), MGLRU, zswap.
-FEATURES = ("migration", "numa", "memcg", "lru_gen", "zswap")
+# What a profile's kernels and guests may have that an experiment or a
+# suite test can need (Experiment.needs, check Test.needs): page
+# migration, two NUMA nodes, memory cgroups (v2, mounted), MGLRU, zswap,
+# userfaultfd.
+FEATURES = ("migration", "numa", "memcg", "lru_gen", "zswap", "userfaultfd")
 
 MINIMAL, DISTRO = "minimal", "distro"
 PROFILES: tuple[Profile, ...] = (

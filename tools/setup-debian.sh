@@ -7,7 +7,7 @@ set -eu
 PACKAGES="linux-source-6.1 qemu-system-x86 gcc gcc-multilib make bc bison
 flex libelf-dev libssl-dev cpio rsync patch xz-utils ccache busybox-static
 fio stress-ng python3 python3-matplotlib python3-pytest python3-scipy
-dpkg-dev diffstat flake8 shellcheck"
+dpkg-dev diffstat flake8 shellcheck libnuma-dev"
 
 missing=""
 for p in $PACKAGES; do

@@ -11,7 +11,8 @@ import re
 from .. import console as consolemod
 from .. import guest, plan, record, testbed
 from .boot_checks import StepProblem, boot_checks
-from .catalogue import SELFTEST_NA, SUMMARY_KINDS, Test, selftest_name
+from .catalogue import (SELFTEST_NA, SELFTEST_NO_SKIP, SUMMARY_KINDS, Test,
+                        selftest_name)
 from .verdict import FAIL, PASS, SKIP, Verdict
 
 STRESS_FAIL = re.compile(r"stress-ng: fail:|stress-ng: error:")
@@ -45,6 +46,12 @@ def tap_failures(lines: list[str]) -> list[int]:
         if m:
             numbers.append(int(m.group(1)))
     return numbers
+
+
+def tap_skips(lines: list[str]) -> list[int]:
+    """The TAP subtests reported 'ok N ... # SKIP'."""
+    return [int(m.group(1)) for m in
+            (re.match(r"ok (\d+)\b.*#\s*SKIP", line) for line in lines) if m]
 
 
 def last_message(lines: list[str]) -> str:
@@ -92,8 +99,13 @@ def judge_selftest(t: Test, arch: str, step: consolemod.Step) -> Judged:
     lines = step.lines
     if step.rc == 4:
         return SKIP, f"the test skipped itself: {last_message(lines)}", {}
+    name = selftest_name(t)
     failed = tap_failures(lines)
-    na, why = SELFTEST_NA.get((selftest_name(t), arch), (set(), ""))
+    na, why = SELFTEST_NA.get((name, arch), (set(), ""))
+    skipped = [n for n in tap_skips(lines) if n not in na]
+    if skipped and name in SELFTEST_NO_SKIP:
+        return FAIL, f"subtest(s) {', '.join(map(str, skipped))} skipped: " \
+            f"{SELFTEST_NO_SKIP[name]}", {"skipped": skipped}
     if step.rc == 0 and not failed:
         return PASS, "", {}
     if failed and set(failed) <= na:

@@ -9,6 +9,7 @@ from pathlib import Path
 from .. import executor, guest, kbuild, paths, qemu
 from ..errors import UserError
 from ..profiles import Target, Where, as_targets
+from ..profiles import profile as profile_of
 from ..progress import fmt_seconds
 from .boot_checks import IDLE_SLAB_TOLERANCE
 from .boots import CHECK_APPEND, boot_of, files_and_skips, make_plan
@@ -30,10 +31,13 @@ class Unit:
         g = self.group
         return g.name if self.smp == g.smp else f"{g.name}@{self.smp}cpu"
 
-    def tests(self, tests: list[Test], arch: str) -> list[Test]:
+    def tests(self, tests: list[Test], target: Target) -> list[Test]:
+        """Its tests that run on target: of its arch, needing only
+        features its profile has."""
+        has = profile_of(target.profile).has
         return [t for t in tests if t.group == self.group.name
-                and arch in t.arches and (t.vcpus or self.group.smp)
-                == self.smp]
+                and target.arch in t.arches and has(t.needs)
+                and (t.vcpus or self.group.smp) == self.smp]
 
 
 def units(groups: list[Group], tests: list[Test]) -> list[Unit]:
@@ -56,7 +60,7 @@ class SuiteJob:
 def suite_job(stack: str, target: Target, unit: Unit, tests: list[Test]
               ) -> SuiteJob:
     arch = target.arch
-    mine = unit.tests(tests, arch)
+    mine = unit.tests(tests, target)
     files, skipped = files_and_skips(mine, arch)
     runs = [t for t in mine if t.name not in skipped]
     boot = boot_of(stack, arch, unit.group, unit.smp,
@@ -139,7 +143,7 @@ def run_check(stacks: list[str], where: Where, accel: str, quick: bool,
     all_units = units(groups, tests)
     jobs = [suite_job(s, t, u, tests) for s in stacks for t in targets
             for u in all_units
-            if t.arch in u.group.mem_mb and u.tests(tests, t.arch)]
+            if t.arch in u.group.mem_mb and u.tests(tests, t)]
     by_key = {sj.job.key: sj for sj in jobs}
     start = time.monotonic()
     results = executor.execute(

@@ -6,6 +6,7 @@ import json
 import fakeguest
 from rmapbench import check, executor, plan, qemu, store
 from rmapbench.check import suite
+from rmapbench.profiles import DISTRO, MINIMAL, Target
 
 
 def test_plan_lines_and_owners():
@@ -46,6 +47,19 @@ def test_a_test_asking_for_other_vcpus_gets_its_own_boot():
                         vcpus=2)]
     units = suite.units(groups, tests)
     assert [u.name for u in units] == ["g", "g@2cpu"]
-    assert [t.name for t in units[1].tests(tests, "x86_64")] == ["t2"]
-    assert [t.name for t in units[0].tests(tests, "x86_64")] == [
+    x86 = Target(MINIMAL, "x86_64")
+    assert [t.name for t in units[1].tests(tests, x86)] == ["t2"]
+    assert [t.name for t in units[0].tests(tests, x86)] == [
         "torture-cow"]
+
+
+def test_a_test_runs_only_where_the_profile_has_what_it_needs():
+    groups = [check.Group("g", {"x86_64": 256}, 60.0)]
+    tests = [check.torture_test("cow", "g", "pages=64"),
+             check.Test("numa", "torture", "g", "run rmb-torture", "x",
+                        needs=("numa",))]
+    (unit,) = suite.units(groups, tests)
+    assert [t.name for t in unit.tests(tests, Target(MINIMAL, "x86_64"))] \
+        == ["torture-cow"]
+    assert [t.name for t in unit.tests(tests, Target(DISTRO, "x86_64"))] \
+        == ["torture-cow", "numa"]
