@@ -142,7 +142,14 @@ STRESSORS = {
                       "--mmap-bytes 32M --fork 1",
                       "vm + mremap + mmap + fork, 300 MB in a 256 MB guest: "
                       "swap pressure"),
+    "numa": ("--numa 2", "numa: mbind, migrate_pages and move_pages of "
+             "anonymous pages between the nodes"),
+    "userfaultfd": ("--userfaultfd 2 --userfaultfd-bytes 16M",
+                    "userfaultfd: missing-page faults served by "
+                    "UFFDIO_COPY and ZEROPAGE"),
 }
+# the profile features a stressor needs (Test.needs)
+STRESS_NEEDS = {"numa": ("numa",), "userfaultfd": ("userfaultfd",)}
 
 
 def smp_suffix(vcpus: int | None) -> str:
@@ -272,7 +279,8 @@ def stress_test(name: str, group: str, seconds: int) -> Test:
                 plan.sh(f"cd /tmp && stress-ng {args} --timeout {seconds}s "
                         "--metrics-brief"), what,
                 arches=testbed.arches_with("stress-ng"),
-                swap=name == "swap-pressure")
+                swap=name == "swap-pressure",
+                needs=STRESS_NEEDS.get(name, ()))
 
 
 def quick_catalogue() -> tuple[list[Group], list[Test]]:
