@@ -41,6 +41,12 @@
  * NUMA balancing leaves a page mapped by several processes (a shared
  * copy-on-write page) alone.
  *
+ * mode=offline is compact with memory hot-remove instead of compaction:
+ * each round takes the next memory block of ZONE_MOVABLE offline (every
+ * page in it migrated elsewhere) and online again, while the bundle
+ * churns; needs a kernel with MEMORY_HOTREMOVE booted with movablecore=.
+ * A block still migrating after a minute is interrupted and counted.
+ *
  * move needs two NUMA nodes, balance two nodes with a CPU each and NUMA
  * balancing on: in an rmapbench guest without them they fail; outside
  * one (checked_count 0) they only set up and verify.
@@ -61,10 +67,12 @@
 #include <unistd.h>
 
 static struct rmb_param params[] = {
-	{ .key = "mode", .choices = "compact|move|balance", .sdef = "compact",
+	{ .key = "mode", .choices = "compact|move|balance|offline",
+	  .sdef = "compact",
 	  .help = "compact: whole-memory compaction rounds while the bundle "
 		  "churns; move: the cost of move_pages(2) between two nodes; "
-		  "balance: NUMA balancing moving the workers' copies" },
+		  "balance: NUMA balancing moving the workers' copies; "
+		  "offline: memory blocks offlined and onlined while it churns" },
 	{ .key = "workers", .def = 8, .min = 1, .max = 1024,
 	  .help = "forked workers mapping the shared pages" },
 	{ .key = "pages", .def = 1024, .min = 16, .max = 262144,
@@ -72,19 +80,22 @@ static struct rmb_param params[] = {
 		  " balance: each worker's copy)"
 	},
 	{ .key = "rounds", .def = 20, .min = 1, .max = 100000,
-	  .modes = "compact|move",
-	  .help = "compaction rounds (move: moves to the other node and back)"
+	  .modes = "compact|move|offline",
+	  .help = "compaction (offline: offline) rounds (move: moves to the "
+		  "other node and back)"
 	},
 	{ .key = "pattern", .choices = "shared|cow", .sdef = "shared",
 	  .modes = "move",
 	  .help = "shared: the parent's pages mapped by it and every worker; "
 		  "cow: every worker wrote its own copy, the parent's are "
 		  "mapped by the parent alone" },
-	{ .key = "churn", .def = 1, .min = 0, .max = 1, .modes = "compact",
+	{ .key = "churn", .def = 1, .min = 0, .max = 1,
+	  .modes = "compact|offline",
 	  .help = "1: workers verify and change their address spaces, and "
 		  "some exit and are forked again, all through the run; 0: "
 		  "they wait, a steady bundle, and verify at the end" },
-	{ .key = "pageout", .def = 1, .min = 0, .max = 1, .modes = "compact",
+	{ .key = "pageout", .def = 1, .min = 0, .max = 1,
+	  .modes = "compact|offline",
 	  .help = "1: churning workers page their private regions out when "
 		  "there is swap (reclaim's walks join compaction's); 0: not" },
 	{ .key = "seconds", .def = 60, .min = 1, .max = 3600,
@@ -474,16 +485,96 @@ static int compact_once(void)
 	return ok ? 0 : -1;
 }
 
+/* ---- offline: memory blocks taken offline and back --------------------- */
+
+#define MEMORY_DIR "/sys/devices/system/memory"
+#define OFFLINE_LIMIT_S 60	/* an offline still migrating: interrupted */
+
+struct offline_count {
+	long long done, busy, interrupted;
+};
+
+/* Write s to block's state file: 0, or the errno of the write. */
+static int block_state(int block, const char *s)
+{
+	char path[96];
+	int fd, err = 0;
+
+	snprintf(path, sizeof(path), MEMORY_DIR "/memory%d/state", block);
+	fd = open(path, O_WRONLY);
+	if (fd < 0)
+		return errno;
+	if (write(fd, s, strlen(s)) < 0)
+		err = errno;
+	close(fd);
+	return err;
+}
+
+/* Whether memory block is online in ZONE_MOVABLE (its valid_zones then
+ * names that zone alone): the blocks whose every page can migrate. */
+static int movable_block(int block)
+{
+	char path[96], zones[64] = "";
+	FILE *f;
+
+	snprintf(path, sizeof(path), MEMORY_DIR "/memory%d/valid_zones",
+		 block);
+	f = fopen(path, "r");
+	if (!f)
+		return 0;
+	if (!fgets(zones, sizeof(zones), f))
+		zones[0] = '\0';
+	fclose(f);
+	return !strcmp(zones, "Movable\n");
+}
+
+static void on_alarm(int sig)
+{
+	(void)sig;		/* only interrupts the write */
+}
+
+/* Take the next movable block offline and online again; counts what
+ * happened.  A block still migrating after OFFLINE_LIMIT_S seconds is
+ * interrupted (the kernel retries an offline until a signal comes). */
+static void offline_once(struct offline_count *c)
+{
+	static int next;
+	struct sigaction sa = { .sa_handler = on_alarm };
+	int k, block, err;
+
+	sigaction(SIGALRM, &sa, NULL);	/* no SA_RESTART: EINTR */
+	for (k = 0; k < 4096; k++) {
+		block = (next + k) % 4096;
+		if (!movable_block(block))
+			continue;
+		next = block + 1;
+		alarm(OFFLINE_LIMIT_S);
+		err = block_state(block, "offline");
+		alarm(0);
+		if (!err && block_state(block, "online_movable"))
+			rmb_die(RMB_EXIT_FAIL, "memory block %d went offline "
+				"but not online again: %s", block,
+				strerror(errno));
+		c->done += !err;
+		c->interrupted += err == EINTR;
+		c->busy += err && err != EINTR;
+		return;
+	}
+	rmb_die(RMB_EXIT_FAIL, "no memory block is online in ZONE_MOVABLE: "
+		"boot with movablecore= (e.g. movablecore=50%%)");
+}
+
 int main(int argc, char **argv)
 {
 	long long w, n, rounds, r, failed = 0, bad;
 	struct rmb_snap a, b, d;
 	struct rmb_json j;
 	uint64_t seed, t0, ns = 0;
+	struct offline_count oc = { 0 };
 	struct ctl *ctl;
 	pid_t *pids;
 	char *shared;
-	int checked, swap, i;
+	int checked, swap, offline, i;
 
 	rmb_init("migrate");
 	rmb_parse_args(params, argc, argv);
@@ -495,9 +586,11 @@ int main(int argc, char **argv)
 		return move_main(w, n, rounds, seed);
 	if (rmb_mode_is("balance"))
 		return balance_main(w, n, seed);
-	/* only in an rmapbench guest: never compact the host's memory */
+	/* only in an rmapbench guest: never touch the host's memory */
+	offline = rmb_mode_is("offline");
 	checked = strcmp(rmb_scheme(), "unknown") != 0 &&
-		  access("/proc/sys/vm/compact_memory", W_OK) == 0;
+		  access(offline ? MEMORY_DIR "/memory0/state" :
+			 "/proc/sys/vm/compact_memory", W_OK) == 0;
 	swap = rmb_arg("pageout") && rmb_meminfo_kb("SwapTotal") > 0;
 	shared = rmb_map_anon(NULL, 2 * (size_t)n * rmb_page);
 	ctl = mmap(NULL, rmb_page, PROT_READ | PROT_WRITE,
@@ -516,7 +609,9 @@ int main(int argc, char **argv)
 	rmb_snap_take(&a);
 	for (r = 0; r < rounds; r++) {
 		t0 = rmb_now_ns();
-		if (checked && compact_once() != 0)
+		if (checked && offline)
+			offline_once(&oc);
+		else if (checked && compact_once() != 0)
 			rmb_die(RMB_EXIT_FAIL, "compact_memory: %s",
 				strerror(errno));
 		ns += rmb_now_ns() - t0;
@@ -540,7 +635,11 @@ int main(int argc, char **argv)
 	rmb_result_begin(&j, "summary");
 	rmb_json_int(&j, "checked_count", checked);
 	rmb_json_int(&j, "swap_count", swap);
-	rmb_json_int(&j, "compact_rounds_count", checked ? rounds : 0);
+	rmb_json_int(&j, "compact_rounds_count",
+		     checked && !offline ? rounds : 0);
+	rmb_json_int(&j, "offlined_count", oc.done);
+	rmb_json_int(&j, "offline_busy_count", oc.busy);
+	rmb_json_int(&j, "offline_interrupted_count", oc.interrupted);
 	rmb_json_int(&j, "compact_ns", (long long)ns);
 	rmb_json_dbl(&j, "migrated_per_s",
 		     ns ? d.ctr[RMB_C_PGMIGRATE_OK] * 1e9 / (double)ns : 0);
@@ -554,8 +653,14 @@ int main(int argc, char **argv)
 	if (failed)
 		rmb_die(RMB_EXIT_FAIL, "%lld of %lld workers failed (data "
 			"mismatch or error)", failed, w);
+	if (checked && offline && !oc.done)
+		rmb_die(RMB_EXIT_FAIL, "no memory block went offline in %lld "
+			"rounds (%lld busy, %lld interrupted after %d s): nothing "
+			"was tested", rounds, oc.busy, oc.interrupted,
+			OFFLINE_LIMIT_S);
 	if (checked && d.ctr[RMB_C_PGMIGRATE_OK] <= 0)
-		rmb_die(RMB_EXIT_FAIL, "%lld compaction rounds migrated no "
-			"page: nothing was tested", rounds);
+		rmb_die(RMB_EXIT_FAIL, "%lld %s rounds migrated no page: "
+			"nothing was tested", rounds,
+			offline ? "offline" : "compaction");
 	return rmb_check_mismatch(bad, n, "pages");
 }

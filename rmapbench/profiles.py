@@ -83,8 +83,9 @@ class Profile:
 # What a profile's kernels and guests may have that an experiment or a
 # suite test can need (Experiment.needs, check Test.needs): page
 # migration, two NUMA nodes, memory cgroups (v2, mounted), MGLRU, zswap,
-# userfaultfd.
-FEATURES = ("migration", "numa", "memcg", "lru_gen", "zswap", "userfaultfd")
+# userfaultfd, memory hot-remove.
+FEATURES = ("migration", "numa", "memcg", "lru_gen", "zswap", "userfaultfd",
+            "hotremove")
 
 MINIMAL, DISTRO = "minimal", "distro"
 PROFILES: tuple[Profile, ...] = (

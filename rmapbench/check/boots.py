@@ -111,10 +111,11 @@ def files_and_skips(tests: list[Test], arch: str
     return files, skipped
 
 
-def boot_append() -> str:
-    """The suite's kernel arguments, the debug variant's added."""
+def boot_append(group_append: str = "") -> str:
+    """The suite's kernel arguments, the debug variant's and the
+    group's added."""
     extra = testbed.current_variant().append
-    return " ".join(a for a in (CHECK_APPEND, extra) if a)
+    return " ".join(a for a in (CHECK_APPEND, extra, group_append) if a)
 
 
 def boot_of(stack: str, arch: str, group: Group, smp: int,
@@ -122,5 +123,6 @@ def boot_of(stack: str, arch: str, group: Group, smp: int,
             profile: str = MINIMAL) -> qemu.Boot:
     return qemu.Boot(stack, arch, test_plan.text(),
                      mem_mb=group.mem_mb[arch], timeout_s=group.timeout_s,
-                     swap_mb=SWAP_MB, smp=smp, append=boot_append(),
+                     swap_mb=SWAP_MB, smp=smp,
+                     append=boot_append(group.append),
                      files=files, profile=profile)

@@ -95,6 +95,7 @@ class Group:
     mem_mb: dict
     timeout_s: float
     smp: int = 1
+    append: str = ""            # kernel arguments its boots add
 
 
 TORTURE_ALWAYS = (("verify_mismatch_pages", "==", 0),
@@ -247,6 +248,18 @@ def migrate_test(group: str, args: str, vcpus: int | None = None) -> Test:
                 needs=("migration",))
 
 
+def offline_test(group: str, args: str) -> Test:
+    return Test("migrate-offline", "migrate", group,
+                plan.run("rmb-migrate", f"mode=offline {args}"),
+                "pages a bundle shares, migrated by memory blocks of "
+                "ZONE_MOVABLE taken offline and online again, round after "
+                "round, while its members mprotect, mremap, page out, exit "
+                "and fork", swap=False, arches=("x86_64",),
+                expect=(*MIGRATE_EXPECT, ("offlined_count", ">", 0),
+                        ("offline_interrupted_count", "==", 0)),
+                needs=("migration", "hotremove"))
+
+
 def inject_test(group: str) -> Test:
     return Test("inject", "inject", group, plan.run("rmb-inject"),
                 "the n-th allocation of mremap (alone, shared, swapped; "
@@ -318,7 +331,11 @@ def full_catalogue() -> tuple[list[Group], list[Test]]:
               # two vCPUs: the stressors (two of each) and kswapd really
               # run at once (MTTCG), racing faults, fork, mremap, exit
               # against the rmap walks of reclaim
-              Group("stress", {"i386": 256, "x86_64": 256}, 600.0, smp=2)]
+              Group("stress", {"i386": 256, "x86_64": 256}, 600.0, smp=2),
+              # memory hot-remove: 128 MB blocks, the upper half of each
+              # node's memory in ZONE_MOVABLE, whose blocks can go offline
+              Group("offline", {"x86_64": 1024}, 900.0, smp=2,
+                    append="movablecore=50%")]
     tests = [torture_test(m, "torture", "pages=1024 N=4")
              for m in TORTURE_MODE]
     tests.append(torture_test("all", "torture",
@@ -329,6 +346,7 @@ def full_catalogue() -> tuple[list[Group], list[Test]]:
     tests.append(orphan_test("torture"))
     tests.append(forkcopy_test("torture"))
     tests.append(migrate_test("torture", "workers=16 pages=1024 rounds=20"))
+    tests.append(offline_test("offline", "workers=8 pages=4096 rounds=6"))
     tests += smp_tests("torture", 2) + smp_tests("torture", 4)
     # i386 with 1 GB: the anonymous pages come from highmem; no balloon
     # (too slow under TCG), MADV_PAGEOUT alone walks the rmap

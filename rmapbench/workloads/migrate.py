@@ -149,7 +149,9 @@ WORKLOAD = Workload(
            Mode("move", MOVE, main=("migrate-move",), regime="migration",
                 main_params=(("workers", 64), ("pattern", "shared"))),
            Mode("balance", BALANCE, main=("migrate-balance",),
-                regime="migration", main_params=(("workers", 64),))),
+                regime="migration", main_params=(("workers", 64),)),
+           # the correctness suite's: compact with memory hot-remove
+           Mode("offline", COMPACT)),
     experiments=EXPERIMENTS,
     figures=(Figure("migrate-move", ("migrate-move",), plot_move),),
     order=80)
