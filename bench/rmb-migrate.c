@@ -23,8 +23,9 @@
  * costs each scheme rather than whether it survives the churn.
  *
  * Needs an rmapbench kernel with compaction; elsewhere it says so
- * (checked_count 0) and only verifies.  With compaction, a run that migrated no page
- * fails (nothing was tested); expect no mismatch on either scheme.
+ * (checked_count 0) and only verifies.  With compaction, a run that
+ * migrated no page fails (nothing was tested); expect no mismatch on
+ * either scheme.
  *
  * mode=move measures what a migration costs each scheme: the parent's
  * pages, mapped by it and by every worker (pattern=shared) or by it
