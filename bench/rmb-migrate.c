@@ -382,6 +382,22 @@ static int move_main(long long w, long long n, long long rounds,
 	return rmb_check_mismatch(bad, n, "pages");
 }
 
+/* The end of a result line of the bundle's modes: the workers and pages
+ * verified and the counters' growth d; fails if a worker did. */
+static void end_result(struct rmb_json *j, const struct rmb_snap *d,
+		       long long failed, long long w, long long n,
+		       long long bad)
+{
+	rmb_json_int(j, "workers_failed_count", failed);
+	rmb_json_int(j, "verified_pages", n);
+	rmb_json_int(j, "verify_mismatch_pages", bad);
+	rmb_json_delta(j, d);
+	rmb_json_end(j);
+	if (failed)
+		rmb_die(RMB_EXIT_FAIL, "%lld of %lld workers failed (data "
+			"mismatch or error)", failed, w);
+}
+
 /* ---- balance: NUMA balancing of the workers' own copies ---------------- */
 
 struct balance_ctl {		/* MAP_SHARED: parent and workers */
@@ -459,14 +475,7 @@ static int balance_main(long long w, long long n, uint64_t seed)
 		     per(d.ctr[RMB_C_VISIT], d.ctr[RMB_C_NUMA_MIGRATED]));
 	rmb_json_dbl(&j, "hint_faults_per_migrated_count",
 		     per(d.ctr[RMB_C_NUMA_HINT], d.ctr[RMB_C_NUMA_MIGRATED]));
-	rmb_json_int(&j, "workers_failed_count", failed);
-	rmb_json_int(&j, "verified_pages", n);
-	rmb_json_int(&j, "verify_mismatch_pages", bad);
-	rmb_json_delta(&j, &d);
-	rmb_json_end(&j);
-	if (failed)
-		rmb_die(RMB_EXIT_FAIL, "%lld of %lld workers failed (data "
-			"mismatch or error)", failed, w);
+	end_result(&j, &d, failed, w, n, bad);
 	if (checked && !converge)
 		rmb_die(RMB_EXIT_FAIL, "NUMA balancing moved %lld of the %lld "
 			"pages of the copies in %lld s, not 90%%", got, w * n,
@@ -646,14 +655,7 @@ int main(int argc, char **argv)
 		     ns ? d.ctr[RMB_C_PGMIGRATE_OK] * 1e9 / (double)ns : 0);
 	rmb_json_dbl(&j, "visited_per_migrated_count",
 		     per(d.ctr[RMB_C_VISIT], d.ctr[RMB_C_PGMIGRATE_OK]));
-	rmb_json_int(&j, "workers_failed_count", failed);
-	rmb_json_int(&j, "verified_pages", n);
-	rmb_json_int(&j, "verify_mismatch_pages", bad);
-	rmb_json_delta(&j, &d);
-	rmb_json_end(&j);
-	if (failed)
-		rmb_die(RMB_EXIT_FAIL, "%lld of %lld workers failed (data "
-			"mismatch or error)", failed, w);
+	end_result(&j, &d, failed, w, n, bad);
 	if (checked && offline && !oc.done)
 		rmb_die(RMB_EXIT_FAIL, "no memory block went offline in %lld "
 			"rounds (%lld busy, %lld interrupted after %d s): nothing "
