@@ -10,7 +10,7 @@ from . import check, experiments, guest, kbuild, paths, phases, preflight
 from . import programs, testbed
 from .cliargs import add_run_options, add_targets, add_workload_options
 from .cliargs import clocks_arg, stacks_arg, target_arches, targets_arg
-from . import reparse, runner, smoke
+from . import reparse, runner, settings, smoke
 from . import store, workloads
 from .errors import UserError
 
@@ -53,6 +53,9 @@ def cmd_run(args: argparse.Namespace) -> int:
                              args.append, clocks_arg(args.clock),
                              experiments.parse_vcpus(args.vcpus),
                              tuple(args.variant))
+    for setting in settings.parse(args.setting) if args.setting else ():
+        exp = settings.with_setting(exp, setting.name)
+    experiments.check_needs(exp, targets)
     watch = phases.Stopwatch()
     with watch.phase("boots"):
         rdir = runner.run_experiments(
@@ -286,6 +289,10 @@ def add_run_commands(sub: Sub) -> None:
     p.add_argument("--variant", action="append", default=[], metavar="ARG",
                    help="also boot a stack variant, its stack with ARG: "
                    f"{', '.join(testbed.variant_names())} (repeatable)")
+    p.add_argument("--setting", metavar="NAME[,NAME]",
+                   help="boot every stack's guests with guest settings: "
+                   f"{', '.join(settings.setting_names())} (a profile that "
+                   "has their features: --profile distro)")
     p.add_argument("--clock", default=testbed.HOST,
                    help="guest clock(s), comma-separated: "
                    f"{', '.join(testbed.clock_names())} (default host)")

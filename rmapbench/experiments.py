@@ -18,7 +18,7 @@ from dataclasses import dataclass, replace
 from . import plan as guestplan
 from . import programs, testbed, workloads
 from .errors import UserError
-from .profiles import MINIMAL, Where, as_targets, profile
+from .profiles import MINIMAL, PROFILES, Where, as_targets, profile
 from .record import Config
 from .testbed import HOST
 from .workloads import Experiment, SizeSearch
@@ -150,12 +150,19 @@ class Point:
         return [self.case(s, rep, v) for s, v in self.lanes(stacks)]
 
 
+def needs_of(exp: Experiment) -> tuple[str, ...]:
+    """The profile features exp needs: its own and its mode's."""
+    mode = workloads.mode(exp.workload, exp.mode)
+    return tuple(dict.fromkeys((*exp.needs, *(mode.needs if mode else ()))))
+
+
 def sweep_points(exp: Experiment, where: Where) -> list[Point]:
     """Every point of exp on the kernels where names (its arches, in
     exp's order: a bare arch is its minimal kernels) whose profile has
     what exp needs, each of its clocks and vCPU counts."""
+    needs = needs_of(exp)
     targets = [t for t in as_targets(where)
-               if profile(t.profile).has(exp.needs)]
+               if profile(t.profile).has(needs)]
     return [Point(exp, Config(exp.name, t.arch, mem, exp.workload,
                               exp.mode, params, clock, vcpus, exp.append,
                               t.profile))
@@ -231,6 +238,19 @@ def custom(workload: str, mode: str | None, params: list[str],
                       sweep=sweep, mem_mb=sizes,
                       timeout_s=timeout_s, append=append, clocks=clocks,
                       vcpus=vcpus, variants=variants)
+
+
+def check_needs(exp: Experiment, where: Where) -> None:
+    """A UserError, before any boot, if no kernel of where has every
+    feature exp needs."""
+    targets, needs = as_targets(where), needs_of(exp)
+    if any(profile(t.profile).has(needs) for t in targets):
+        return
+    have = [p.name for p in PROFILES if p.has(needs)]
+    chosen = ", ".join(t.label() for t in targets)
+    raise UserError(f"{exp.name} needs {', '.join(needs)}, which no "
+                    f"kernel chosen has ({chosen}): choose --profile "
+                    f"{','.join(have) or '(none has it)'}")
 
 
 MAX_VCPUS = 8

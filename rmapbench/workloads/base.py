@@ -78,13 +78,15 @@ class Mode:
     has, where it has the parameter, so that a larger sweep ('compare
     --full') does not move the decision to another setting; else the
     middle of the sweep stands.  regime: the key of REGIMES its headline
-    decides ("": none; a ceiling or a context measurement)."""
+    decides ("": none; a ceiling or a context measurement).  needs:
+    profile features every run of the mode needs (Experiment.needs)."""
     name: str
     metrics: tuple[Metric, ...]
     record: str = "summary"
     main: tuple[str, ...] = ()
     regime: str = ""
     main_params: tuple[tuple[str, object], ...] = ()
+    needs: tuple[str, ...] = ()     # as Experiment.needs, for every run
 
 
 @dataclass(frozen=True)

@@ -22,8 +22,9 @@ the lock of each mm where it made an entry until the restore
   its worker runs on (hinting faults): the time until 90% moved, hinting
   faults and walk visits per page migrated.
 
-All three need the distro profile's kernels (Experiment.needs): 'compare'
-runs them on x86_64 distro only.
+All need the distro profile's kernels (Mode.needs): 'compare' runs them
+on x86_64 distro only, and 'run --workload migrate' needs --profile
+distro.
 """
 
 from pathlib import Path
@@ -87,7 +88,6 @@ EXPERIMENTS = (
                sweep={"workers": MOVE_W, "pattern": PATTERNS},
                fixed={"pages": 128, "rounds": 10},
                mem_mb={"x86_64": [512]}, clocks=(ICOUNT,), packs=True,
-               needs=("numa",),
                full={"sweep": {"workers": FULL_MOVE_W,
                                "pattern": PATTERNS},
                      "mem_mb": {"x86_64": [1024]}},
@@ -98,8 +98,7 @@ EXPERIMENTS = (
                sweep={"workers": [8, 64]},
                fixed={"pages": 1024, "rounds": 4, "churn": 0,
                       "pageout": 0},
-               mem_mb={"x86_64": [256]}, clocks=(ICOUNT,),
-               needs=("migration",), max_reps=3,
+               mem_mb={"x86_64": [256]}, clocks=(ICOUNT,), max_reps=3,
                text="whole-memory compaction of a fragmented guest "
                     "whose 1,024 scattered pages a steady bundle of W "
                     "maps"),
@@ -109,7 +108,7 @@ EXPERIMENTS = (
                sweep={"workers": [8, 64]},
                fixed={"pages": 256, "seconds": 120},
                mem_mb={"x86_64": [512]}, clocks=(testbed.HOST,),
-               vcpus=(2,), needs=("numa",), max_reps=3,
+               vcpus=(2,), max_reps=3,
                text="NUMA balancing moving W workers' own copies of 256 "
                     "pages from node 0 to node 1, where they run"),
 )
@@ -145,13 +144,16 @@ def plot_move(records: list[dict], out_dir: Path) -> list[Path]:
 WORKLOAD = Workload(
     "migrate", "rmb-migrate",
     modes=(Mode("compact", COMPACT, main=("migrate-compact",),
-                regime="migration", main_params=(("workers", 64),)),
+                regime="migration", main_params=(("workers", 64),),
+                needs=("migration",)),
            Mode("move", MOVE, main=("migrate-move",), regime="migration",
-                main_params=(("workers", 64), ("pattern", "shared"))),
+                main_params=(("workers", 64), ("pattern", "shared")),
+                needs=("numa",)),
            Mode("balance", BALANCE, main=("migrate-balance",),
-                regime="migration", main_params=(("workers", 64),)),
+                regime="migration", main_params=(("workers", 64),),
+                needs=("numa",)),
            # the correctness suite's: compact with memory hot-remove
-           Mode("offline", COMPACT)),
+           Mode("offline", COMPACT, needs=("migration", "hotremove"))),
     experiments=EXPERIMENTS,
     figures=(Figure("migrate-move", ("migrate-move",), plot_move),),
     order=80)

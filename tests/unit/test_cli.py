@@ -64,6 +64,14 @@ BAD_INPUT = [
      ("profile distro builds for x86_64 only, not i386",)),
     (("check", "--profile", "distro", "--arch", "i386,x86_64"),
      ("profile distro builds for x86_64 only, not i386",)),
+    (("run", "--workload", "bundle", "--setting", "hugepages"),
+     ("unknown setting 'hugepages': choose one of memcg, classic, zswap",)),
+    (("run", "--workload", "swap", "--setting", "zswap", "--profile",
+      "minimal"),
+     ("custom-zswap needs zswap, which no kernel chosen has (i386, x86_64)",
+      "choose --profile distro")),
+    (("run", "--workload", "migrate", "--mode", "move", "--arch", "i386"),
+     ("custom needs numa, which no kernel chosen has (i386)",)),
 ]
 
 

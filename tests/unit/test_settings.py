@@ -46,7 +46,10 @@ def test_experiments_run_only_where_the_profile_has_their_needs():
 
 
 def test_every_feature_needed_is_one_a_profile_can_have():
-    needed = {n for e in workloads.experiments() for n in e.needs}
+    needed = {n for e in workloads.experiments()
+              for n in experiments.needs_of(e)}
+    needed |= {n for w in workloads.WORKLOADS.values() for m in w.modes
+               for n in m.needs}
     assert needed <= set(profiles.FEATURES)
     assert {s.needs for s in settings.SETTINGS} <= set(profiles.FEATURES)
 
