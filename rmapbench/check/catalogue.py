@@ -8,7 +8,7 @@ tear-down lines around it) of a kind whose judge reads its output
 
 from dataclasses import dataclass
 
-from .. import plan, testbed
+from .. import plan, settings, testbed
 
 # The selftests of tools/testing/selftests/vm that are built (selftests.mk
 # SELFTESTS) and what the suite knows about them.
@@ -248,6 +248,15 @@ def migrate_test(group: str, args: str, vcpus: int | None = None) -> Test:
                 needs=("migration",))
 
 
+def memcg_test(group: str) -> Test:
+    t = torture_test("all", group, "pages=512 N=4", name="torture-memcg")
+    return Test(t.name, t.kind, t.group, t.command,
+                "every scenario on 2 vCPUs inside a memory cgroup (75% of "
+                "the guest): the bundle's pages reclaimed by memcg "
+                "reclaim", arches=("x86_64",), expect=t.expect, swap=True,
+                needs=("memcg",))
+
+
 def offline_test(group: str, args: str) -> Test:
     return Test("migrate-offline", "migrate", group,
                 plan.run("rmb-migrate", f"mode=offline {args}"),
@@ -332,6 +341,11 @@ def full_catalogue() -> tuple[list[Group], list[Test]]:
               # run at once (MTTCG), racing faults, fork, mremap, exit
               # against the rmap walks of reclaim
               Group("stress", {"i386": 256, "x86_64": 256}, 600.0, smp=2),
+              # every process of the boot in a memory cgroup whose
+              # memory.max is 75% of the guest (settings.py's memcg):
+              # reclaim is the cgroup's, its walks filtered by memcg
+              Group("memcg", {"x86_64": 256}, 900.0, smp=2,
+                    append=settings.setting("memcg").args),
               # memory hot-remove: 128 MB blocks, the upper half of each
               # node's memory in ZONE_MOVABLE, whose blocks can go offline
               Group("offline", {"x86_64": 1024}, 900.0, smp=2,
@@ -347,6 +361,7 @@ def full_catalogue() -> tuple[list[Group], list[Test]]:
     tests.append(forkcopy_test("torture"))
     tests.append(migrate_test("torture", "workers=16 pages=1024 rounds=20"))
     tests.append(offline_test("offline", "workers=8 pages=4096 rounds=6"))
+    tests.append(memcg_test("memcg"))
     tests += smp_tests("torture", 2) + smp_tests("torture", 4)
     # i386 with 1 GB: the anonymous pages come from highmem; no balloon
     # (too slow under TCG), MADV_PAGEOUT alone walks the rmap
