@@ -1,0 +1,158 @@
+"""The command line's Slurm side: --slurm on run and compare, the
+hidden commands a cluster's jobs run (slurm-task, slurm-next), and
+status.  The planning is the local commands' own (cliargs.Inputs,
+runner.prepare); jobarray.py cuts it into tasks."""
+
+import argparse
+import shlex
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+from . import jobarray, paths, runner, slurm, status, store
+from .cliargs import Inputs, compare_inputs, run_inputs
+from .errors import UserError
+
+
+def add_options(p: argparse.ArgumentParser) -> None:
+    """--slurm and its knobs, on run and compare."""
+    p.add_argument("--slurm", action="store_true",
+                   help="submit the boots to Slurm as job arrays (on a "
+                   "directory every node sees: README 'Past one machine') "
+                   "and return; 'harness.py status RUN' follows them")
+    p.add_argument("--slurm-tasks", type=int, default=jobarray.MOST_TASKS,
+                   metavar="N", help="with --slurm: at most N tasks per "
+                   "array (default: a task per point, up to "
+                   f"{jobarray.MOST_TASKS})")
+    p.add_argument("--sbatch", default="", metavar="ARGS",
+                   help="with --slurm: more sbatch options for every job, "
+                   "e.g. '--partition=lab --account=mm'")
+
+
+def require(args: argparse.Namespace) -> None:
+    """What --slurm needs, checked before a build or a plan: Slurm's
+    commands, sane knobs, and on a cluster of several nodes, the
+    repository, results and cache on a filesystem they all see."""
+    if args.slurm_tasks < 1:
+        raise UserError(f"--slurm-tasks {args.slurm_tasks}: give at least 1")
+    sbatch_args(args.sbatch)
+    slurm.require()
+    dirs = {"the repository": paths.REPO, "the results": paths.RESULTS,
+            "the cache": paths.cache_dir()}
+    slurm.require_shared({k: v.resolve() for k, v in dirs.items()},
+                         slurm.nodes(), Path("/proc/mounts").read_text())
+
+
+def sbatch_args(text: str) -> list[str]:
+    try:
+        words = shlex.split(text)
+    except ValueError as err:
+        raise UserError(f"--sbatch '{text}': {err}") from err
+    bad = [w for w in words if not w.startswith("-")]
+    if bad:
+        raise UserError(f"--sbatch '{text}': '{bad[0]}' is not an option: "
+                        "give sbatch options only, as --name=value")
+    return words
+
+
+def submit(args: argparse.Namespace, got: Inputs,
+           argv: list[str] | None = None) -> int:
+    """Plan as the local command does, then submit the first round."""
+    run = runner.prepare(got.exps, got.stacks, got.targets, got.reps,
+                         args.run_id, got.prefix, args.accel)
+    jobarray.refuse_busy(run.run_id)
+    state = jobarray.new_state(run, sys.argv[1:] if argv is None else argv,
+                               sbatch_args(args.sbatch), args.slurm_tasks)
+    _, todo = runner.wanted(run)
+    runner.say_resumed(run.rdir, len(todo))
+    jobarray.submit_round(run, state, todo, jobarray.search_jobs(
+        got.searches, got.stacks, got.targets))
+    return 0
+
+
+@dataclass(frozen=True)
+class Replanned:
+    """A submitted run planned again on a node, from its stored
+    command."""
+    state: dict
+    args: argparse.Namespace
+    got: Inputs
+    run: runner.Run
+
+
+def replan(rdir: Path, parser: argparse.ArgumentParser) -> Replanned:
+    """The plan of the run in rdir, as its submission made it: the same
+    command, run id and accel."""
+    state = jobarray.load(rdir)
+    args = parser.parse_args(state["argv"])
+    args.run_id, args.accel = state["run_id"], state["accel"]
+    if store.run_dir(args.run_id).resolve() != rdir.resolve():
+        raise UserError(f"this task finds results in {paths.RESULTS}, but "
+                        f"the run is {rdir}: submit with RMAPBENCH_RESULTS "
+                        "exported to the jobs (sbatch's default "
+                        "--export=ALL)")
+    got = compare_inputs(args) if args.command == "compare" \
+        else run_inputs(args)
+    run = runner.prepare(got.exps, got.stacks, got.targets, got.reps,
+                         args.run_id, got.prefix, args.accel)
+    return Replanned(state, args, got, run)
+
+
+def search_jobs(plan: Replanned) -> list[tuple]:
+    return jobarray.search_jobs(plan.got.searches, plan.got.stacks,
+                                plan.got.targets)
+
+
+def task(plan: Replanned, rnd: int, index: int) -> int:
+    jobarray.run_task(plan.run, plan.state, rnd, index, search_jobs(plan))
+    return 0
+
+
+def next_round(plan: Replanned, rnd: int) -> int | None:
+    """After round rnd: submit the next one (None), or conclude the
+    run: its repetitions and searches' answers stored; 1 if a boot or
+    search of the round is missing, else 0 (the caller then writes the
+    report)."""
+    state, run = plan.state, plan.run
+    if rnd != len(state["rounds"]):
+        raise UserError(f"round {rnd} of {run.run_id} is not its last "
+                        f"({len(state['rounds'])}): a newer submission "
+                        "follows the run")
+    lost = jobarray.missing(run.rdir, state["rounds"][-1])
+    decided, todo = runner.wanted(run)
+    if todo and not lost:
+        jobarray.submit_round(run, state, todo, [])
+        return None
+    for key in lost:
+        print(f"{key}: nothing stored: its task died, was cancelled or "
+              "ran past its time limit (its output: harness.py status "
+              f"{run.run_id})", flush=True)
+    if lost:
+        print(f"{len(lost)} boot(s) or search(es) missing: run the same "
+              "command again to run them; the report below has the rest",
+              flush=True)
+    runner.conclude(run, decided)
+    answers = jobarray.answers(run.rdir)
+    if answers:
+        store.save_answers(run.rdir, answers)
+    return 1 if lost else 0
+
+
+def cmd_status(args: argparse.Namespace) -> int:
+    print(status.text(store.run_dir(args.run_id)))
+    return 0
+
+
+def add_commands(sub: argparse._SubParsersAction) -> None:
+    """status, and the two commands the jobs run (no help: not for
+    people)."""
+    p = sub.add_parser("status", help="a run's progress: boots finished "
+                       "of planned, failed ones, ETA (and its Slurm jobs)")
+    p.add_argument("run_id")
+    p.set_defaults(func=cmd_status)
+    for name in ("slurm-task", "slurm-next"):
+        p = sub.add_parser(name)
+        p.add_argument("run_dir", type=Path)
+        p.add_argument("--round", type=int, required=True)
+        if name == "slurm-task":
+            p.add_argument("--slice", type=int, required=True)
