@@ -9,6 +9,7 @@ excerpt; the run goes on.
 """
 
 import os
+import socket
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
@@ -176,7 +177,8 @@ def save_shared(rdir: Path, key: str, case: Case, records: list[dict],
         os.link(store.log_file(rdir, key), log)
     store.save_boot(rdir, case.key(), {
         "key": case.key(), "shared_with": key, "seconds": 0.0,
-        "failure": failure, "records": records})
+        "failure": failure, "node": socket.gethostname(),
+        "records": records})
 
 
 def execute(cases: list[Case], rdir: Path, run_id: str, accel: str,

@@ -120,7 +120,7 @@ def text(rdir: Path, now: float | None = None) -> str:
     now = time.time() if now is None else now
     lines = [f"run {rdir.name} on Slurm: submission "
              f"{state.get('submission', 1)}, {len(state['rounds'])} "
-             f"round(s); {len(boots)} boots stored in all"]
+             f"round(s); {len(boots)} cases stored in all"]
     for rnd in state["rounds"]:
         lines += round_lines(rdir, rnd, boots, now)
     if state["rounds"]:

@@ -1,8 +1,18 @@
 """Runs through Slurm on a real single-node cluster (conftest.slurm)."""
 
+import json
+import re
+import socket
 import subprocess
+import sys
 import time
 from pathlib import Path
+
+import pytest
+
+from rmapbench import kbuild, testbed, workloads
+
+REPO = Path(__file__).resolve().parents[2]
 
 
 def wait_gone(env: dict, job: str, seconds: float = 60) -> None:
@@ -36,3 +46,94 @@ def test_an_array_and_a_dependent_job_run(slurm, tmp_path: Path):
     assert sorted(p.read_text() for p in tmp_path.glob("task-*")) == \
         ["0\n", "1\n", "2\n"]
     assert (tmp_path / "counted").read_text() == "3\n"
+
+
+# The smallest comparison that boots every kind of slice on i386 (the
+# comparison's own arch): mremap-unshared and fork-rate pack into one
+# icount boot per stack, fork-depth's exact counts on the host clock
+# share nodes (no timing at stake), fastpath-fault-smp's host-clock
+# timings run alone (--exclusive).
+COMPARE = ["compare", "--experiments",
+           "mremap-unshared,fork-rate,fork-depth,fastpath-fault-smp",
+           "--arch", "i386", "--reps", "1", "--accel", "tcg"]
+# icount timings repeat within 0.5% between boots (docs/measurements.md)
+ICOUNT_TOLERANCE = 0.01
+
+
+def require_i386_kernels() -> None:
+    for stack in testbed.stack_names():
+        if not kbuild.kernel_image(stack, "i386").exists():
+            pytest.fail(f"{stack} i386 kernel not built: run 'harness.py "
+                        "build --arch i386'")
+
+
+def harness(env: dict, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, str(REPO / "harness.py"), *args],
+                          capture_output=True, text=True, env=env,
+                          timeout=1800)
+
+
+def records(results: Path, run: str) -> dict[tuple, dict]:
+    """A run's records by boot and place among the boot's records."""
+    out: dict[tuple, dict] = {}
+    for line in (results / run / "records.jsonl").read_text().splitlines():
+        rec = json.loads(line)
+        n = sum(1 for k in out if k[0] == rec["boot"])
+        out[(rec["boot"], n)] = rec
+    return out
+
+
+def wait_for_run(env: dict, run: str, seconds: float = 1200) -> None:
+    """Until no job of the run is queued (the report job included)."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        out = subprocess.run(["squeue", "-h", f"--name=rmapbench-{run}",
+                              "-o", "%i"], capture_output=True, text=True,
+                             env=env, check=True)
+        if not out.stdout.strip():
+            return
+        time.sleep(2)
+    raise AssertionError(f"run {run} still has jobs after {seconds}s")
+
+
+def same_measure(a: float, b: float) -> bool:
+    return a == b or abs(a - b) <= ICOUNT_TOLERANCE * max(abs(a), abs(b))
+
+
+def test_a_comparison_through_slurm_equals_the_local_one(slurm, tmp_path):
+    """The same comparison run locally and with --slurm: the same
+    records, field for field; every count the workloads declare exact
+    equal; every icount timing within its repeatability."""
+    require_i386_kernels()
+    results = tmp_path / "results"
+    env = {**slurm, "RMAPBENCH_RESULTS": str(results),
+           "RMAPBENCH_PLOTS": str(tmp_path / "plots")}
+    local = harness(env, *COMPARE, "--run-id", "local", "--no-report")
+    assert local.returncode == 0, local.stdout + local.stderr
+    sub = harness(env, *COMPARE, "--run-id", "onslurm", "--slurm")
+    assert sub.returncode == 0, sub.stdout + sub.stderr
+    assert "boots on the host clock, a node each, in 1 task(s)" in sub.stdout
+    wait_for_run(env, "onslurm")
+    state = harness(env, "status", "onslurm")
+    (boots,) = re.findall(r"^round 1: (\d+) boots", local.stdout, re.M)
+    assert f"round 1: {boots} of {boots} boots finished, 0 failed" in \
+        state.stdout, state.stdout
+    assert (results / "onslurm" / "report.md").exists(), state.stdout
+    mine, theirs = records(results, "onslurm"), records(results, "local")
+    assert sorted(mine) == sorted(theirs)
+    for key, rec in mine.items():
+        other = theirs[key]
+        assert not rec["failed"] and not other["failed"]
+        ignore = {"run_id", "metrics"}
+        assert {k: v for k, v in rec.items() if k not in ignore} == \
+            {k: v for k, v in other.items() if k not in ignore}
+        mode = workloads.mode(rec["workload"], rec["mode"])
+        for metric in mode.metrics:
+            got, want = (r["metrics"].get(metric.name) for r in (rec, other))
+            if metric.deterministic:
+                assert got == want, (key, metric.name)
+            elif rec["clock"] == testbed.ICOUNT:
+                assert same_measure(got, want), (key, metric.name, got, want)
+    boots = [json.loads(p.read_text())
+             for p in (results / "onslurm" / "boots").glob("*.json")]
+    assert {b["node"] for b in boots} == {socket.gethostname()}
