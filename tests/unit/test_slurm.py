@@ -359,3 +359,28 @@ def test_a_task_boots_its_slice_only_and_stores_each_boots_node(
     with pytest.raises(UserError, match="slice 14: round 1 of t has "
                        "slices 0 to 13"):
         jobarray.run_task(run, state, 1, 14, [])
+
+
+# --- the report: where boots ran -------------------------------------------
+
+def test_the_report_warns_of_a_host_clock_point_measured_on_two_nodes():
+    import fabricate
+    from rmapbench.report import nodes
+
+    def boot(stack: str, node: str, experiment: str = "fork-rate-smp"
+             ) -> dict:
+        rec = fabricate.record(experiment, stack, "i386", "fork", "rate",
+                               {"N": 300}, {"forks_per_s": 100.0})
+        return {"node": node, "records": [rec]}
+    assert nodes.warnings([boot("anon_vma", "n1"), boot("anonmm", "n1")]) \
+        == []
+    # on icount, or stored before boots named their node: no warning
+    assert nodes.warnings([boot("anon_vma", "n1", "fork-rate"),
+                           boot("anonmm", "n2", "fork-rate")]) == []
+    assert nodes.warnings([boot("anon_vma", "n1"),
+                           {"records": boot("anonmm", "")["records"]}]) == []
+    (text, _) = nodes.warnings([boot("anon_vma", "n1"), boot("anonmm", "n2")])
+    assert text.startswith("> **WARNING: 1 host-clock configuration(s) were "
+                           "measured on more than one machine**")
+    assert text.endswith("on n1, n2.  Rerun them on one node (a --slurm run "
+                         "keeps a point's boots of one round on one node).")
