@@ -218,12 +218,12 @@ def sbatch(monkeypatch):
 
 
 def submit(run_exps: list, tmp_path: Path, sbatch, planned,
-           argv=("compare", "--slurm")) -> dict:
+           argv=("compare", "--slurm"), reps: int = 2) -> dict:
     import argparse
     planned(run_exps)        # metadata as prepare writes it
     args = argparse.Namespace(run_id="t", accel="tcg", sbatch="",
                               slurm_tasks=100)
-    got = Inputs(run_exps, [], STACKS, TARGETS, 2, "t")
+    got = Inputs(run_exps, [], STACKS, TARGETS, reps, "t")
     assert clislurm.submit(args, got, list(argv)) == 0
     return json.loads((tmp_path / "t" / jobarray.STATE).read_text())
 
@@ -384,3 +384,43 @@ def test_the_report_warns_of_a_host_clock_point_measured_on_two_nodes():
                            "measured on more than one machine**")
     assert text.endswith("on n1, n2.  Rerun them on one node (a --slurm run "
                          "keeps a point's boots of one round on one node).")
+
+
+# --- the job after a round ------------------------------------------------
+
+def after_round(tmp_path, sbatch, planned, reps_then: int, store_all: bool
+                ) -> tuple[int | None, dict]:
+    """Round 1 of COUNTED at one repetition, its boots stored (all, or
+    all but one), then the job after it, planned with reps_then."""
+    import argparse
+    state = submit([COUNTED], tmp_path, sbatch, planned, reps=1)
+    keys = [g[0] for s in state["rounds"][0]["slices"] for g in s["groups"]]
+    for key in keys[: None if store_all else -1]:
+        store.save_boot(tmp_path / "t", key, {"key": key, "records": []})
+    sbatch.clear()
+    run = planned([COUNTED], reps_then)
+    plan = clislurm.Replanned(state, argparse.Namespace(), None, run)
+    rc = clislurm.next_round(plan, 1)
+    return rc, json.loads((tmp_path / "t" / jobarray.STATE).read_text())
+
+
+def test_the_job_after_a_round_submits_the_boots_still_wanted(
+        tmp_path, sbatch, planned):
+    rc, state = after_round(tmp_path, sbatch, planned, 3, True)
+    assert rc is None
+    assert len(state["rounds"]) == 2
+    second = [g[0] for s in state["rounds"][1]["slices"] for g in s["groups"]]
+    assert len(second) == 12 and all(not k.endswith("_r0") for k in second)
+    assert sbatch[-1].output.endswith("s1-r2-next.out")
+
+
+def test_the_job_after_a_round_names_what_is_missing_and_concludes(
+        tmp_path, sbatch, planned, capsys):
+    rc, state = after_round(tmp_path, sbatch, planned, 2, False)
+    assert rc == 1 and not sbatch and len(state["rounds"]) == 1
+    out = capsys.readouterr().out
+    assert "nothing stored: its task died, was cancelled or ran past its " \
+           "time limit" in out
+    assert "1 boot(s) or search(es) missing: run the same command again" \
+        in out
+    assert store.load_metadata(tmp_path / "t")["repetitions"]
