@@ -6,11 +6,11 @@ from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 
-from . import check, clislurm, experiments, guest, kbuild, paths, phases
+from . import check, clislurm, guest, kbuild, paths, phases
 from . import preflight, programs, testbed
 from .cliargs import add_run_options, add_targets, add_workload_options
-from .cliargs import compare_inputs, run_inputs, stacks_arg
-from .cliargs import target_arches, targets_arg
+from .cliargs import compare_inputs, run_inputs, size_inputs, stacks_arg
+from .cliargs import targets_arg
 from . import reparse, runner, smoke
 from . import store, workloads
 from .errors import UserError
@@ -62,20 +62,16 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 def cmd_size(args: argparse.Namespace) -> int:
     from . import sizing
-    sizing.check_range(args.lo, args.hi, args.step)
-    targets = targets_arg(args)
-    exp = experiments.custom(args.workload, args.mode, args.param or [],
-                             None, target_arches(targets), args.timeout,
-                             clocks=(testbed.clock(args.clock).name,))
-    sizing.check_single(exp)
-    targets = [t for t in targets if t.arch in exp.arches]
-    stacks = stacks_arg(args.stack)
+    got = size_inputs(args)
+    if args.slurm:
+        clislurm.require(args)
+        return clislurm.submit(args, got)
+    (exp,), targets, stacks = got.exps, got.targets, got.stacks
     accel = guest.choose_accel(args.accel)
     # the inputs name the run (kernels, workloads, the configuration):
     # a changed kernel or parameter starts a new one, the same resumes
     run_id = args.run_id or runner.run_id_of(
-        [exp], stacks, targets, 1, accel,
-        f"size-{args.workload}-{exp.mode}")
+        [exp], stacks, targets, 1, accel, got.prefix)
     answers = [sizing.search(exp, stack, target, args.goal, args.lo,
                              args.hi, args.step, run_id, accel)
                for target in targets for stack in stacks]
@@ -248,8 +244,8 @@ def cmd_slurm_next(args: argparse.Namespace) -> int:
     boots phase: from the first submission to now)."""
     plan = clislurm.replan(args.run_dir, make_parser())
     rc = clislurm.next_round(plan, args.round)
-    if rc is None:
-        return 0
+    if rc is None or not plan.got.boots:
+        return rc or 0
     watch = phases.Stopwatch()
     watch.seconds["boots"] = round(
         watch.started - plan.state["rounds"][0]["started"], 1)
@@ -364,6 +360,7 @@ def add_size_command(sub: Sub) -> None:
                    "size-<workload>-<mode>-<digest of the inputs>; the same "
                    "search again resumes)")
     p.add_argument("--accel", default="auto", help="auto, kvm or tcg")
+    clislurm.add_options(p)
     p.set_defaults(func=cmd_size)
 
 

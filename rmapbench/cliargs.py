@@ -90,6 +90,7 @@ class Inputs:
     targets: list[profiles.Target]
     reps: int | None
     prefix: str
+    boots: bool = True      # False: the searches are the whole run (size)
 
 
 def run_inputs(args: argparse.Namespace) -> Inputs:
@@ -112,3 +113,26 @@ def compare_inputs(args: argparse.Namespace) -> Inputs:
     return Inputs(exps, searches, stacks_arg(args.stack),
                   targets_arg(args, args.full), args.reps,
                   "compare-full" if args.full else "compare")
+
+
+def size_inputs(args: argparse.Namespace) -> Inputs:
+    """harness.py size's: one search over guest memory, refused before
+    any boot if its range or configuration is not one."""
+    from . import sizing
+    sizing.check_range(args.lo, args.hi, args.step)
+    targets = targets_arg(args)
+    exp = experiments.custom(args.workload, args.mode, args.param or [],
+                             None, target_arches(targets), args.timeout,
+                             clocks=(testbed.clock(args.clock).name,))
+    sizing.check_single(exp)
+    search = workloads.SizeSearch(exp, args.goal, args.lo, args.hi,
+                                  args.step, "")
+    return Inputs([exp], [search], stacks_arg(args.stack),
+                  [t for t in targets if t.arch in exp.arches], 1,
+                  f"size-{args.workload}-{exp.mode}", boots=False)
+
+
+def inputs_of(args: argparse.Namespace) -> Inputs:
+    """What the command of args (run, compare or size) plans from."""
+    return {"run": run_inputs, "compare": compare_inputs,
+            "size": size_inputs}[args.command](args)

@@ -9,13 +9,13 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import jobarray, paths, runner, slurm, status, store
-from .cliargs import Inputs, compare_inputs, run_inputs
+from . import jobarray, paths, runner, sizing, slurm, status, store
+from .cliargs import Inputs, inputs_of
 from .errors import UserError
 
 
 def add_options(p: argparse.ArgumentParser) -> None:
-    """--slurm and its knobs, on run and compare."""
+    """--slurm and its knobs, on run, compare and size."""
     p.add_argument("--slurm", action="store_true",
                    help="submit the boots to Slurm as job arrays (on a "
                    "directory every node sees: README 'Past one machine') "
@@ -63,7 +63,7 @@ def submit(args: argparse.Namespace, got: Inputs,
     jobarray.refuse_busy(run.run_id)
     state = jobarray.new_state(run, sys.argv[1:] if argv is None else argv,
                                sbatch_args(args.sbatch), args.slurm_tasks)
-    _, todo = runner.wanted(run)
+    todo = runner.wanted(run)[1] if got.boots else []
     runner.say_resumed(run.rdir, len(todo))
     jobarray.submit_round(run, state, todo, jobarray.search_jobs(
         got.searches, got.stacks, got.targets))
@@ -91,8 +91,7 @@ def replan(rdir: Path, parser: argparse.ArgumentParser) -> Replanned:
                         f"the run is {rdir}: submit with RMAPBENCH_RESULTS "
                         "exported to the jobs (sbatch's default "
                         "--export=ALL)")
-    got = compare_inputs(args) if args.command == "compare" \
-        else run_inputs(args)
+    got = inputs_of(args)
     run = runner.prepare(got.exps, got.stacks, got.targets, got.reps,
                          args.run_id, got.prefix, args.accel)
     return Replanned(state, args, got, run)
@@ -104,38 +103,48 @@ def search_jobs(plan: Replanned) -> list[tuple]:
 
 
 def task(plan: Replanned, rnd: int, index: int) -> int:
-    jobarray.run_task(plan.run, plan.state, rnd, index, search_jobs(plan))
+    jobarray.run_task(plan.run, plan.state, rnd, index, search_jobs(plan),
+                      apart=plan.got.boots)
     return 0
 
 
 def next_round(plan: Replanned, rnd: int) -> int | None:
     """After round rnd: submit the next one (None), or conclude the
     run: its repetitions and searches' answers stored; 1 if a boot or
-    search of the round is missing, else 0 (the caller then writes the
-    report)."""
+    search of the round is missing or a search's kernel faulted, else 0
+    (the caller then writes the report)."""
     state, run = plan.state, plan.run
     if rnd != len(state["rounds"]):
         raise UserError(f"round {rnd} of {run.run_id} is not its last "
                         f"({len(state['rounds'])}): a newer submission "
                         "follows the run")
     lost = jobarray.missing(run.rdir, state["rounds"][-1])
-    decided, todo = runner.wanted(run)
+    decided, todo = runner.wanted(run) if plan.got.boots else ({}, [])
     if todo and not lost:
         jobarray.submit_round(run, state, todo, [])
         return None
-    for key in lost:
-        print(f"{key}: nothing stored: its task died, was cancelled or "
-              "ran past its time limit (its output: harness.py status "
-              f"{run.run_id})", flush=True)
-    if lost:
-        print(f"{len(lost)} boot(s) or search(es) missing: run the same "
-              "command again to run them; the report below has the rest",
-              flush=True)
-    runner.conclude(run, decided)
+    say_lost(run.run_id, lost)
+    if plan.got.boots:
+        runner.conclude(run, decided)
     answers = jobarray.answers(run.rdir)
     if answers:
         store.save_answers(run.rdir, answers)
-    return 1 if lost else 0
+    said = sizing.faulted(answers) if plan.got.boots else answers
+    for a in said:
+        print(f"size search {a.what}: {a.text()}" if plan.got.boots
+              else a.text(), flush=True)
+    return 1 if lost or sizing.faulted(answers) else 0
+
+
+def say_lost(run_id: str, lost: list[str]) -> None:
+    for key in lost:
+        print(f"{key}: nothing stored: its task died, was cancelled or "
+              "ran past its time limit (its output: harness.py status "
+              f"{run_id})", flush=True)
+    if lost:
+        print(f"{len(lost)} boot(s) or search(es) missing: run the same "
+              "command again to run them; what the others stored is kept",
+              flush=True)
 
 
 def cmd_status(args: argparse.Namespace) -> int:

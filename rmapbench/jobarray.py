@@ -260,15 +260,16 @@ def describe(slices: list[Slice], jobs: dict[str, str]) -> list[str]:
     lines = []
     for kind, what in ((ALONE, "boots on the host clock, a node each"),
                        (SHARED, "boots sharing nodes"),
-                       (SEARCH, "size searches, one a task")):
+                       (SEARCH, "size searches")):
         mine = [s for s in slices if s.kind == kind]
         if mine:
             n = sum(len(s.groups) for s in mine) if kind != SEARCH \
                 else len(mine)
             lines.append(f"  job {jobs[kind]}: {n} {what}, in {len(mine)} "
                          "task(s)")
-    lines.append(f"  job {jobs['next']}: when they end, the next round "
-                 "or the records, plots and report")
+    lines.append(f"  job {jobs['next']}: when they end, the next round, "
+                 "or the records, plots and report (a size run: the "
+                 "answers)")
     return lines
 
 
@@ -332,17 +333,21 @@ def run_boots(run: runner.Run, sl: Slice) -> None:
                    run.accel, 1)
 
 
-def run_search(run: runner.Run, key: str, jobs: list[tuple]) -> Answer:
-    """One bisection, its answer stored for the job after the round."""
+def run_search(run: runner.Run, key: str, jobs: list[tuple],
+               apart: bool = True) -> Answer:
+    """One bisection, its answer stored for the job after the round;
+    its probes in results/<run>-<search>/ if apart (a comparison's
+    searches, as sizing.run_searches does), else in the run's own
+    directory (harness.py size)."""
     found = [(s, t, stack) for s, t, stack in jobs
              if search_id(s, t, stack) == key]
     if not found:
         raise UserError(f"{run.run_id}: no size search {key} in the plan: "
                         "run the command again to plan anew")
     s, t, stack = found[0]
+    probes = f"{run.run_id}-{s.name}" if apart else run.run_id
     answer = sizing.search(s.experiment, stack, t, s.goal, s.lo, s.hi,
-                           s.step, f"{run.run_id}-{s.name}", run.accel,
-                           s.text)
+                           s.step, probes, run.accel, s.text)
     store.write_json(answer_file(run.rdir, key), asdict(answer))
     return answer
 
@@ -361,11 +366,13 @@ def slice_at(state: dict, rnd: int, index: int) -> Slice:
 
 
 def run_task(run: runner.Run, state: dict, rnd: int, index: int,
-             jobs: list[tuple]) -> None:
+             jobs: list[tuple], apart: bool = True) -> None:
+    """Slice index of round rnd, on this node (apart: run_search's)."""
     check_node(state["needs"], facts(), socket.gethostname())
     sl = slice_at(state, rnd, index)
     if sl.kind == SEARCH:
-        print(run_search(run, sl.groups[0][0], jobs).text(), flush=True)
+        print(run_search(run, sl.groups[0][0], jobs, apart).text(),
+              flush=True)
     else:
         run_boots(run, sl)
 

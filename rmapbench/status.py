@@ -51,11 +51,12 @@ def round_lines(rdir: Path, rnd: dict, boots: dict[str, dict],
                 if jobarray.answer_file(rdir, k).exists()]
     elapsed = now - rnd["started"]
     left = len(keys) - len(done) + len(searches) - len(answered)
-    head = (f"round {rnd['round']}: {len(done)} of {len(keys)} boots "
-            f"finished, {len(failed)} failed")
+    parts = [f"{len(done)} of {len(keys)} boots finished, {len(failed)} "
+             "failed"] if keys or not searches else []
     if searches:
-        head += f"; {len(answered)} of {len(searches)} size searches " \
-                "answered"
+        parts.append(f"{len(answered)} of {len(searches)} size searches "
+                     "answered")
+    head = f"round {rnd['round']}: {'; '.join(parts)}"
     lines = [f"{head}; elapsed {fmt_seconds(elapsed)}, ETA "
              f"{eta(elapsed, len(done) + len(answered), left)}"]
     lines += [f"  failed: {k}: {boots[k]['failure']} (on "

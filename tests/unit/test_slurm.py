@@ -399,7 +399,8 @@ def after_round(tmp_path, sbatch, planned, reps_then: int, store_all: bool
         store.save_boot(tmp_path / "t", key, {"key": key, "records": []})
     sbatch.clear()
     run = planned([COUNTED], reps_then)
-    plan = clislurm.Replanned(state, argparse.Namespace(), None, run)
+    got = Inputs([COUNTED], [], STACKS, TARGETS, reps_then, "t")
+    plan = clislurm.Replanned(state, argparse.Namespace(), got, run)
     rc = clislurm.next_round(plan, 1)
     return rc, json.loads((tmp_path / "t" / jobarray.STATE).read_text())
 
@@ -424,3 +425,22 @@ def test_the_job_after_a_round_names_what_is_missing_and_concludes(
     assert "1 boot(s) or search(es) missing: run the same command again" \
         in out
     assert store.load_metadata(tmp_path / "t")["repetitions"]
+
+
+def test_size_and_run_take_slurm_too(tmp_path, monkeypatch, capsys):
+    from rmapbench import cli
+    monkeypatch.setattr(store.paths, "RESULTS", tmp_path)
+    monkeypatch.setattr(slurm.shutil, "which", lambda command: None)
+
+    def said(*args: str) -> str:
+        assert cli.dispatch(cli.make_parser().parse_args(args)) == 2
+        return capsys.readouterr().err
+    for args in (("size", "--workload", "vma", "--param", "V=100"),
+                 ("run", "--workload", "vma", "--param", "V=100")):
+        assert said(*args, "--slurm").startswith(
+            "harness.py: error: --slurm: no sbatch, squeue, sinfo on PATH")
+    # bad input is refused before Slurm is even looked for
+    assert "size range 100..90 MB" in said(
+        "size", "--workload", "vma", "--param", "V=100", "--lo", "100",
+        "--hi", "90", "--slurm")
+    assert not list(tmp_path.iterdir())
