@@ -369,6 +369,11 @@ def run_task(run: runner.Run, state: dict, rnd: int, index: int,
              jobs: list[tuple], apart: bool = True) -> None:
     """Slice index of round rnd, on this node (apart: run_search's)."""
     check_node(state["needs"], facts(), socket.gethostname())
+    if run.accel == "kvm" and not qemu.kvm_present():
+        raise UserError(f"node {socket.gethostname()}: the run boots "
+                        "under KVM (the submitting host's), and this node "
+                        "has no usable /dev/kvm: give the nodes KVM, or "
+                        "submit with --accel tcg")
     sl = slice_at(state, rnd, index)
     if sl.kind == SEARCH:
         print(run_search(run, sl.groups[0][0], jobs, apart).text(),

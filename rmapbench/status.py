@@ -65,12 +65,14 @@ def round_lines(rdir: Path, rnd: dict, boots: dict[str, dict],
 
 
 def job_lines(run_id: str, rnd: dict) -> list[str]:
-    """The round's jobs as squeue sees them (none queued if squeue
-    cannot be asked here)."""
+    """The round's jobs as squeue sees them (one line saying so if
+    squeue cannot be asked here)."""
     try:
         rows = slurm.jobs_named(jobarray.job_name(run_id))
-    except UserError:
-        rows = []
+    except UserError as err:
+        return [f"  jobs {', '.join(sorted(rnd['jobs'].values(), key=int))}"
+                f": their states "
+                f"are unknown here ({err})"]
     lines = []
     for kind, job in sorted(rnd["jobs"].items(),
                             key=lambda kv: list(KINDS).index(kv[0])):

@@ -444,3 +444,14 @@ def test_size_and_run_take_slurm_too(tmp_path, monkeypatch, capsys):
         "size", "--workload", "vma", "--param", "V=100", "--lo", "100",
         "--hi", "90", "--slurm")
     assert not list(tmp_path.iterdir())
+
+
+def test_status_says_when_it_cannot_ask_squeue(
+        tmp_path, sbatch, planned, monkeypatch):
+    submit([COUNTED], tmp_path, sbatch, planned)
+
+    def no_squeue(name):
+        raise UserError("asking squeue: 'squeue' did not run")
+    monkeypatch.setattr(slurm, "jobs_named", no_squeue)
+    assert "  jobs 10, 11: their states are unknown here (asking squeue: " \
+           "'squeue' did not run)" in status.text(tmp_path / "t").splitlines()
