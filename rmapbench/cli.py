@@ -235,6 +235,9 @@ def cmd_params(args: argparse.Namespace) -> int:
 
 def cmd_slurm_task(args: argparse.Namespace) -> int:
     """One task of a --slurm run's array: its slice of the round."""
+    if clislurm.is_check(args.run_dir):
+        return clislurm.check_task(args.run_dir, make_parser(), args.round,
+                                   args.slice)
     plan = clislurm.replan(args.run_dir, make_parser())
     return clislurm.task(plan, args.round, args.slice)
 
@@ -242,6 +245,8 @@ def cmd_slurm_task(args: argparse.Namespace) -> int:
 def cmd_slurm_next(args: argparse.Namespace) -> int:
     """After a --slurm run's round: the next round, or the report (its
     boots phase: from the first submission to now)."""
+    if clislurm.is_check(args.run_dir):
+        return clislurm.check_next(args.run_dir, make_parser(), args.round)
     plan = clislurm.replan(args.run_dir, make_parser())
     rc = clislurm.next_round(plan, args.round)
     if rc is None or not plan.got.boots:
@@ -254,6 +259,9 @@ def cmd_slurm_next(args: argparse.Namespace) -> int:
 
 def cmd_check(args: argparse.Namespace) -> int:
     out = Path(args.out) if args.out else check.default_out_dir()
+    if args.slurm:
+        clislurm.require(args)
+        return clislurm.submit_check(args, out)
     only = tuple(args.test.split(",")) if args.test else ()
     return check.run_check(stacks_arg(args.stack), targets_arg(args),
                            args.accel, args.quick, out, only)
@@ -287,6 +295,7 @@ def add_kernel_commands(sub: Sub) -> None:
                    "results/check-<date>)")
     p.add_argument("--test", help="comma-separated test names: only "
                    "these (and their boots' own checks)")
+    clislurm.add_options(p)
     p.set_defaults(func=cmd_check)
 
 

@@ -9,13 +9,15 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import jobarray, paths, runner, sizing, slurm, status, store
-from .cliargs import Inputs, inputs_of
+from . import checkarray, guest, jobarray, paths, runner, sizing, slurm
+from . import status, store
+from .check.suite import plan as check_plan, run_check
+from .cliargs import Inputs, inputs_of, stacks_arg, targets_arg
 from .errors import UserError
 
 
 def add_options(p: argparse.ArgumentParser) -> None:
-    """--slurm and its knobs, on run, compare and size."""
+    """--slurm and its knobs, on run, compare, size and check."""
     p.add_argument("--slurm", action="store_true",
                    help="submit the boots to Slurm as job arrays (on a "
                    "directory every node sees: README 'Past one machine') "
@@ -61,7 +63,8 @@ def submit(args: argparse.Namespace, got: Inputs,
     run = runner.prepare(got.exps, got.stacks, got.targets, got.reps,
                          args.run_id, got.prefix, args.accel)
     jobarray.refuse_busy(run.run_id)
-    state = jobarray.new_state(run, sys.argv[1:] if argv is None else argv,
+    state = jobarray.new_state(run.rdir, run.accel,
+                               sys.argv[1:] if argv is None else argv,
                                sbatch_args(args.sbatch), args.slurm_tasks)
     todo = runner.wanted(run)[1] if got.boots else []
     runner.say_resumed(run.rdir, len(todo))
@@ -147,8 +150,67 @@ def say_lost(run_id: str, lost: list[str]) -> None:
               flush=True)
 
 
+# --- check --slurm -----------------------------------------------------------
+
+def check_inputs(args: argparse.Namespace
+                 ) -> tuple[list[str], list, tuple[str, ...]]:
+    """check's stacks, kernels and test names."""
+    only = tuple(args.test.split(",")) if args.test else ()
+    return stacks_arg(args.stack), targets_arg(args), only
+
+
+def submit_check(args: argparse.Namespace, out: Path,
+                 argv: list[str] | None = None) -> int:
+    """Plan the suite as check does and submit its boots into out (the
+    stored command names out, so its tasks and a rerun find it)."""
+    stacks, targets, only = check_inputs(args)
+    suite = check_plan(stacks, targets, args.quick, only)
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if not args.out:
+        argv += ["--out", str(out)]
+    return checkarray.submit(suite, out, guest.choose_accel(args.accel),
+                             argv, sbatch_args(args.sbatch),
+                             args.slurm_tasks)
+
+
+def is_check(rdir: Path) -> bool:
+    return jobarray.load(rdir)["argv"][:1] == ["check"]
+
+
+def check_replan(rdir: Path, parser: argparse.ArgumentParser
+                 ) -> tuple[dict, argparse.Namespace]:
+    state = jobarray.load(rdir)
+    return state, parser.parse_args(state["argv"])
+
+
+def check_task(rdir: Path, parser: argparse.ArgumentParser, rnd: int,
+               index: int) -> int:
+    state, args = check_replan(rdir, parser)
+    stacks, targets, only = check_inputs(args)
+    checkarray.run_task(check_plan(stacks, targets, args.quick, only),
+                        rdir, state, rnd, index)
+    return 0
+
+
+def check_next(rdir: Path, parser: argparse.ArgumentParser,
+               rnd: int) -> int:
+    """After the suite's boots: its tables from what is stored, or the
+    boots no task stored named."""
+    state, args = check_replan(rdir, parser)
+    lost = jobarray.missing(rdir, state["rounds"][-1])
+    if lost:
+        say_lost(rdir.name, lost)
+        return 1
+    stacks, targets, only = check_inputs(args)
+    return run_check(stacks, targets, state["accel"], args.quick, rdir, only,
+                     state["rounds"][0]["started"])
+
+
 def cmd_status(args: argparse.Namespace) -> int:
-    print(status.text(store.run_dir(args.run_id)))
+    """RUN: a run id under the results, or a directory (check --out)."""
+    rdir = Path(args.run_id) if "/" in args.run_id \
+        else store.run_dir(args.run_id)
+    print(status.text(rdir))
     return 0
 
 
@@ -156,7 +218,8 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
     """status, and the two commands the jobs run (no help: not for
     people)."""
     p = sub.add_parser("status", help="a run's progress: boots finished "
-                       "of planned, failed ones, ETA (and its Slurm jobs)")
+                       "of planned, failed ones, ETA (and its Slurm jobs); "
+                       "RUN: a run id, or a directory (check --out)")
     p.add_argument("run_id")
     p.set_defaults(func=cmd_status)
     for name in ("slurm-task", "slurm-next"):

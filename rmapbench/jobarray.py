@@ -200,14 +200,14 @@ def job_name(run_id: str) -> str:
     return f"rmapbench-{run_id}"
 
 
-def new_state(run: runner.Run, argv: list[str], extra: list[str],
+def new_state(rdir: Path, accel: str, argv: list[str], extra: list[str],
               most: int) -> dict:
     """A submission's state: its command, what a node must have, its
     number (the run's earlier submissions', plus one: its tasks' output
     files are named apart)."""
-    before = load(run.rdir).get("submission", 0) \
-        if state_file(run.rdir).exists() else 0
-    return {"argv": argv, "run_id": run.run_id, "accel": run.accel,
+    before = load(rdir).get("submission", 0) \
+        if state_file(rdir).exists() else 0
+    return {"argv": argv, "run_id": rdir.name, "accel": accel,
             "needs": facts(), "sbatch": extra, "tasks": most,
             "submission": before + 1, "rounds": []}
 
@@ -277,23 +277,28 @@ def submit_round(run: runner.Run, state: dict, todo: list[Case],
                  searches: list[tuple]) -> dict:
     """Submit a round: its boots, the searches not answered yet, and
     the job after them.  The state saved, with the round's job ids."""
+    return submit_slices(run.rdir, state, boot_slices(
+        run, todo, state["tasks"]) + search_slices(searches, run.rdir))
+
+
+def submit_slices(rdir: Path, state: dict, slices: list[Slice]) -> dict:
+    """Submit slices as the state's next round, and the job after
+    them; the state saved with the round's job ids."""
     rnd = len(state["rounds"]) + 1
-    slices = boot_slices(run, todo, state["tasks"]) + \
-        search_slices(searches, run.rdir)
-    out_dir(run.rdir).mkdir(parents=True, exist_ok=True)
+    out_dir(rdir).mkdir(parents=True, exist_ok=True)
     jobs: dict[str, str] = {}
     prefix = out_prefix(state, rnd)
-    for kind, job in arrays(run.rdir, rnd, slices, prefix):
+    for kind, job in arrays(rdir, rnd, slices, prefix):
         jobs[kind] = slurm.submit(job, paths.REPO, state["sbatch"])
-    after = finish_job(run.rdir, rnd, list(jobs.values()), prefix)
+    after = finish_job(rdir, rnd, list(jobs.values()), prefix)
     jobs["next"] = slurm.submit(after, paths.REPO, state["sbatch"])
     state["rounds"].append({
         "round": rnd, "started": time.time(), "jobs": jobs,
         "slices": [asdict(s) for s in slices]})
-    store.write_json(state_file(run.rdir), state)
-    print(f"submitted round {rnd} of {run.run_id}:", flush=True)
+    store.write_json(state_file(rdir), state)
+    print(f"submitted round {rnd} of {rdir.name}:", flush=True)
     print("\n".join(describe(slices, jobs)), flush=True)
-    print(f"progress: harness.py status {run.run_id}", flush=True)
+    print(f"progress: harness.py status {rdir.name}", flush=True)
     return state
 
 
@@ -365,15 +370,21 @@ def slice_at(state: dict, rnd: int, index: int) -> Slice:
     return slices[index]
 
 
-def run_task(run: runner.Run, state: dict, rnd: int, index: int,
-             jobs: list[tuple], apart: bool = True) -> None:
-    """Slice index of round rnd, on this node (apart: run_search's)."""
+def check_here(state: dict) -> None:
+    """Refuse to boot on this node if it is unlike the submitting host,
+    or lacks the KVM the run boots under."""
     check_node(state["needs"], facts(), socket.gethostname())
-    if run.accel == "kvm" and not qemu.kvm_present():
+    if state["accel"] == "kvm" and not qemu.kvm_present():
         raise UserError(f"node {socket.gethostname()}: the run boots "
                         "under KVM (the submitting host's), and this node "
                         "has no usable /dev/kvm: give the nodes KVM, or "
                         "submit with --accel tcg")
+
+
+def run_task(run: runner.Run, state: dict, rnd: int, index: int,
+             jobs: list[tuple], apart: bool = True) -> None:
+    """Slice index of round rnd, on this node (apart: run_search's)."""
+    check_here(state)
     sl = slice_at(state, rnd, index)
     if sl.kind == SEARCH:
         print(run_search(run, sl.groups[0][0], jobs, apart).text(),

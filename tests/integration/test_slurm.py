@@ -137,3 +137,27 @@ def test_a_comparison_through_slurm_equals_the_local_one(slurm, tmp_path):
     boots = [json.loads(p.read_text())
              for p in (results / "onslurm" / "boots").glob("*.json")]
     assert {b["node"] for b in boots} == {socket.gethostname()}
+
+
+def test_the_suite_through_slurm_gives_the_local_verdicts(slurm, tmp_path):
+    """check --slurm: the same verdicts, test by test and kernel by
+    kernel, as the same check run locally, and its tables written."""
+    require_i386_kernels()
+    env = {**slurm, "RMAPBENCH_RESULTS": str(tmp_path / "results")}
+    check = ["check", "--quick", "--arch", "i386", "--test", "torture-cow",
+             "--accel", "tcg"]
+    local = harness(env, *check, "--out", str(tmp_path / "local"))
+    assert local.returncode == 0, local.stdout + local.stderr
+    out = tmp_path / "results" / "chk"
+    sub = harness(env, *check, "--out", str(out), "--slurm")
+    assert sub.returncode == 0, sub.stdout + sub.stderr
+    wait_for_run(env, "chk")
+    state = harness(env, "status", str(out))
+    assert "round 1: 2 of 2 boots finished, 0 failed" in state.stdout, \
+        state.stdout
+
+    def verdicts(d: Path) -> list[tuple]:
+        found = json.loads((d / "check.json").read_text())["verdicts"]
+        return sorted((v["test"], v["kernel"], v["verdict"]) for v in found)
+    assert verdicts(out) == verdicts(tmp_path / "local")
+    assert (out / "check.md").exists()

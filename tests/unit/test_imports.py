@@ -129,7 +129,7 @@ def test_the_report_does_not_load_the_boot_stack():
 # its own layer and those after it.
 LAYERS = (
     ("cli", "clislurm", "cliargs"),
-    ("status", "jobarray",
+    ("status", "checkarray", "jobarray",
      "runner", "sizing", "reparse", "smoke", "check", "repetitions",
      "environment", "executor", "guest", "qemu", "experiments"),
     ("report", "plots", "analysis", "metrics"),

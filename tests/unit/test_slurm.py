@@ -455,3 +455,31 @@ def test_status_says_when_it_cannot_ask_squeue(
     monkeypatch.setattr(slurm, "jobs_named", no_squeue)
     assert "  jobs 10, 11: their states are unknown here (asking squeue: " \
            "'squeue' did not run)" in status.text(tmp_path / "t").splitlines()
+
+
+# --- check --slurm ----------------------------------------------------------
+
+def test_the_suite_is_cut_a_boot_a_task_sharing_nodes(tmp_path, sbatch,
+                                                      monkeypatch, capsys):
+    from rmapbench import checkarray
+    from rmapbench.check import suite as checksuite
+    monkeypatch.setattr(checksuite, "require_kernels", lambda *a: None)
+    monkeypatch.setattr(checksuite, "files_and_skips",
+                        lambda tests, arch: ((), {}))
+    suite = checksuite.plan(STACKS, TARGETS, True, ("torture-cow",))
+    assert len(suite.jobs) == 2
+    out = tmp_path / "chk"
+    assert checkarray.submit(suite, out, "tcg", ["check", "--quick",
+                                                 "--out", str(out)],
+                             [], 100) == 0
+    shared, after = sbatch
+    assert (shared.first, shared.last, shared.exclusive) == (0, 1, False)
+    state = jobarray.load(out)
+    assert [s["groups"] for s in state["rounds"][0]["slices"]] == \
+        [[[sj.job.key]] for sj in suite.jobs]
+    assert "slurm-next" in after.command
+    # a slice whose boot the suite no longer has: one line
+    state["rounds"][0]["slices"][0]["groups"] = [["gone"]]
+    monkeypatch.setattr(jobarray, "check_here", lambda state: None)
+    with pytest.raises(UserError, match="chk: the suite has no boot gone"):
+        checkarray.run_task(suite, out, state, 1, 0)
