@@ -6,10 +6,11 @@ from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 
-from . import check, experiments, guest, kbuild, paths, phases, preflight
-from . import programs, testbed
+from . import check, clislurm, guest, kbuild, paths, phases
+from . import preflight, programs, testbed
 from .cliargs import add_run_options, add_targets, add_workload_options
-from .cliargs import clocks_arg, stacks_arg, target_arches, targets_arg
+from .cliargs import compare_inputs, run_inputs, size_inputs, stacks_arg
+from .cliargs import targets_arg
 from . import reparse, runner, settings, smoke
 from . import store, workloads
 from .errors import UserError
@@ -47,39 +48,30 @@ def cmd_smoke(args: argparse.Namespace) -> int:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    targets = targets_arg(args)
-    exp = experiments.custom(args.workload, args.mode, args.param or [],
-                             args.mem, target_arches(targets), args.timeout,
-                             args.append, clocks_arg(args.clock),
-                             experiments.parse_vcpus(args.vcpus),
-                             tuple(args.variant))
-    for setting in settings.parse(args.setting) if args.setting else ():
-        exp = settings.with_setting(exp, setting.name)
-    experiments.check_needs(exp, targets)
+    got = run_inputs(args)
+    if args.slurm:
+        clislurm.require(args)
+        return clislurm.submit(args, got)
     watch = phases.Stopwatch()
     with watch.phase("boots"):
         rdir = runner.run_experiments(
-            [exp], stacks_arg(args.stack), targets, args.reps,
-            args.run_id, f"run-{args.workload}", args.accel, args.jobs)
+            got.exps, got.stacks, got.targets, got.reps, args.run_id,
+            got.prefix, args.accel, args.jobs)
     return finish(rdir, args.no_report, watch)
 
 
 def cmd_size(args: argparse.Namespace) -> int:
     from . import sizing
-    sizing.check_range(args.lo, args.hi, args.step)
-    targets = targets_arg(args)
-    exp = experiments.custom(args.workload, args.mode, args.param or [],
-                             None, target_arches(targets), args.timeout,
-                             clocks=(testbed.clock(args.clock).name,))
-    sizing.check_single(exp)
-    targets = [t for t in targets if t.arch in exp.arches]
-    stacks = stacks_arg(args.stack)
+    got = size_inputs(args)
+    if args.slurm:
+        clislurm.require(args)
+        return clislurm.submit(args, got)
+    (exp,), targets, stacks = got.exps, got.targets, got.stacks
     accel = guest.choose_accel(args.accel)
     # the inputs name the run (kernels, workloads, the configuration):
     # a changed kernel or parameter starts a new one, the same resumes
     run_id = args.run_id or runner.run_id_of(
-        [exp], stacks, targets, 1, accel,
-        f"size-{args.workload}-{exp.mode}")
+        [exp], stacks, targets, 1, accel, got.prefix)
     answers = [sizing.search(exp, stack, target, args.goal, args.lo,
                              args.hi, args.step, run_id, accel)
                for target in targets for stack in stacks]
@@ -91,19 +83,21 @@ def cmd_size(args: argparse.Namespace) -> int:
 
 def cmd_compare(args: argparse.Namespace) -> int:
     from . import sizing
-    exps, searches = experiments.chosen(
-        args.experiments.split(",") if args.experiments else None,
-        args.full)
-    stacks, targets = stacks_arg(args.stack), targets_arg(args, args.full)
+    got = compare_inputs(args)
+    stacks, targets = got.stacks, got.targets
+    if args.slurm:
+        clislurm.require(args)
     watch = phases.Stopwatch()
     if args.build:
         with watch.phase("builds"):
             kbuild.build_all(stacks, targets)
+    if args.slurm:
+        return clislurm.submit(args, got)
     with watch.phase("boots"):
         rdir = runner.run_experiments(
-            exps, stacks, targets, args.reps, args.run_id,
-            "compare-full" if args.full else "compare", args.accel,
-            args.jobs)
+            got.exps, stacks, targets, got.reps, args.run_id, got.prefix,
+            args.accel, args.jobs)
+    searches = got.searches
     answers = []
     if searches:
         with watch.phase("sizing"):
@@ -239,8 +233,35 @@ def cmd_params(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_slurm_task(args: argparse.Namespace) -> int:
+    """One task of a --slurm run's array: its slice of the round."""
+    if clislurm.is_check(args.run_dir):
+        return clislurm.check_task(args.run_dir, make_parser(), args.round,
+                                   args.slice)
+    plan = clislurm.replan(args.run_dir, make_parser())
+    return clislurm.task(plan, args.round, args.slice)
+
+
+def cmd_slurm_next(args: argparse.Namespace) -> int:
+    """After a --slurm run's round: the next round, or the report (its
+    boots phase: from the first submission to now)."""
+    if clislurm.is_check(args.run_dir):
+        return clislurm.check_next(args.run_dir, make_parser(), args.round)
+    plan = clislurm.replan(args.run_dir, make_parser())
+    rc = clislurm.next_round(plan, args.round)
+    if rc is None or not plan.got.boots:
+        return rc or 0
+    watch = phases.Stopwatch()
+    watch.seconds["boots"] = round(
+        watch.started - plan.state["rounds"][0]["started"], 1)
+    return finish(plan.run.rdir, plan.args.no_report, watch) or rc
+
+
 def cmd_check(args: argparse.Namespace) -> int:
     out = Path(args.out) if args.out else check.default_out_dir()
+    if args.slurm:
+        clislurm.require(args)
+        return clislurm.submit_check(args, out)
     only = tuple(args.test.split(",")) if args.test else ()
     return check.run_check(stacks_arg(args.stack), targets_arg(args),
                            args.accel, args.quick, out, only)
@@ -274,6 +295,7 @@ def add_kernel_commands(sub: Sub) -> None:
                    "results/check-<date>)")
     p.add_argument("--test", help="comma-separated test names: only "
                    "these (and their boots' own checks)")
+    clislurm.add_options(p)
     p.set_defaults(func=cmd_check)
 
 
@@ -301,6 +323,7 @@ def add_run_commands(sub: Sub) -> None:
                    "(default 1)")
     p.add_argument("--no-report", action="store_true")
     add_run_options(p, reps="3")
+    clislurm.add_options(p)
     p.set_defaults(func=cmd_run)
     p = sub.add_parser("compare", help="the default comparison: every "
                        "experiment, both stacks, both arches, report")
@@ -315,6 +338,7 @@ def add_run_commands(sub: Sub) -> None:
                    "a phase of the run")
     p.add_argument("--no-report", action="store_true")
     add_run_options(p, reps="auto")
+    clislurm.add_options(p)
     p.set_defaults(func=cmd_compare)
     add_size_command(sub)
     p = sub.add_parser("params", help="the workloads' parameters, as "
@@ -349,6 +373,7 @@ def add_size_command(sub: Sub) -> None:
                    "size-<workload>-<mode>-<digest of the inputs>; the same "
                    "search again resumes)")
     p.add_argument("--accel", default="auto", help="auto, kvm or tcg")
+    clislurm.add_options(p)
     p.set_defaults(func=cmd_size)
 
 
@@ -380,6 +405,9 @@ def make_parser() -> argparse.ArgumentParser:
     add_kernel_commands(sub)
     add_run_commands(sub)
     add_result_commands(sub)
+    clislurm.add_commands(sub)
+    sub.choices["slurm-task"].set_defaults(func=cmd_slurm_task)
+    sub.choices["slurm-next"].set_defaults(func=cmd_slurm_next)
     return parser
 
 
@@ -388,7 +416,7 @@ def make_parser() -> argparse.ArgumentParser:
 # planning anything.  build, config-diff, params, smoke, check and
 # reparse --no-report import none of those modules, so they skip it.
 NEED_MODULES = frozenset({cmd_run, cmd_compare, cmd_size, cmd_report,
-                          cmd_plot})
+                          cmd_plot, cmd_slurm_next})
 
 
 def needs_modules(args: argparse.Namespace) -> bool:

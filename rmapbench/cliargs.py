@@ -2,8 +2,9 @@
 (--stack, --arch, --profile), a run's options, a workload's."""
 
 import argparse
+from dataclasses import dataclass
 
-from . import profiles, runner, testbed, workloads
+from . import experiments, profiles, runner, settings, testbed, workloads
 
 
 def stacks_arg(value: str) -> list[str]:
@@ -76,3 +77,65 @@ def add_workload_options(p: argparse.ArgumentParser, metavar: str,
     p.add_argument("--mode", help="the workload's mode (default: its first)")
     p.add_argument("--param", action="append", metavar=metavar,
                    help=f"{param}; repeat for more")
+
+
+@dataclass(frozen=True)
+class Inputs:
+    """What 'run' and 'compare' plan from: the experiments and size
+    searches, stacks, kernels, repetitions (None: decided per point)
+    and the prefix of the run's name."""
+    exps: list
+    searches: list
+    stacks: list[str]
+    targets: list[profiles.Target]
+    reps: int | None
+    prefix: str
+    boots: bool = True      # False: the searches are the whole run (size)
+
+
+def run_inputs(args: argparse.Namespace) -> Inputs:
+    """harness.py run's: one custom experiment."""
+    targets = targets_arg(args)
+    exp = experiments.custom(args.workload, args.mode, args.param or [],
+                             args.mem, target_arches(targets), args.timeout,
+                             args.append, clocks_arg(args.clock),
+                             experiments.parse_vcpus(args.vcpus),
+                             tuple(args.variant))
+    for setting in settings.parse(args.setting) if args.setting else ():
+        exp = settings.with_setting(exp, setting.name)
+    experiments.check_needs(exp, targets)
+    return Inputs([exp], [], stacks_arg(args.stack), targets, args.reps,
+                  f"run-{args.workload}")
+
+
+def compare_inputs(args: argparse.Namespace) -> Inputs:
+    """harness.py compare's: the chosen experiments and searches."""
+    exps, searches = experiments.chosen(
+        args.experiments.split(",") if args.experiments else None,
+        args.full)
+    return Inputs(exps, searches, stacks_arg(args.stack),
+                  targets_arg(args, args.full), args.reps,
+                  "compare-full" if args.full else "compare")
+
+
+def size_inputs(args: argparse.Namespace) -> Inputs:
+    """harness.py size's: one search over guest memory, refused before
+    any boot if its range or configuration is not one."""
+    from . import sizing
+    sizing.check_range(args.lo, args.hi, args.step)
+    targets = targets_arg(args)
+    exp = experiments.custom(args.workload, args.mode, args.param or [],
+                             None, target_arches(targets), args.timeout,
+                             clocks=(testbed.clock(args.clock).name,))
+    sizing.check_single(exp)
+    search = workloads.SizeSearch(exp, args.goal, args.lo, args.hi,
+                                  args.step, "")
+    return Inputs([exp], [search], stacks_arg(args.stack),
+                  [t for t in targets if t.arch in exp.arches], 1,
+                  f"size-{args.workload}-{exp.mode}", boots=False)
+
+
+def inputs_of(args: argparse.Namespace) -> Inputs:
+    """What the command of args (run, compare or size) plans from."""
+    return {"run": run_inputs, "compare": compare_inputs,
+            "size": size_inputs}[args.command](args)

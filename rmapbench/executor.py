@@ -4,11 +4,14 @@ A Job is one guest boot with a stable key.  execute() boots every job
 whose result is not yet in the store (results/<run>/boots/<key>.json,
 its console in logs/<key>.log), turns each finished boot into a result
 with the caller's judge, stores it atomically and says one line about
-it.  An interrupted run keeps what it finished; the same command again
-runs only the rest.  Several boots at a time (workers) share the host.
+it, with the host that ran it (node: on a cluster, where the boot
+ran).  An interrupted run keeps what it finished; the same command
+again runs only the rest.  Several boots at a time (workers) share the
+host.
 """
 
 import json
+import socket
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -49,6 +52,7 @@ def execute(jobs: list[Job], rdir: Path, accel: str, judge: Judge,
                   "failure": run.failure, "command": run.boot.command,
                   "timed_out": run.boot.timed_out,
                   "qemu_rc": run.boot.qemu_rc,
+                  "node": socket.gethostname(),
                   "phases": guest.phases(run), **judged}
         store.save_boot(rdir, job.key, result)
         progress.step_done(weight(job.boot))

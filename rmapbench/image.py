@@ -7,12 +7,15 @@ holding /plan (the kernel unpacks concatenated archives in order), so one
 base image serves every run.
 """
 
+import fcntl
 import hashlib
 import os
 import shutil
 import subprocess
 import tempfile
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from . import benchbuild, iface, paths, testbed
@@ -114,11 +117,26 @@ def tree_digest(root: Path) -> str:
 BUILD_LOCK = threading.Lock()
 
 
+@contextmanager
+def tree_lock() -> Iterator[None]:
+    """bench/'s build, one process at a time: the tasks of a Slurm run
+    (jobarray.py) boot at once from one repository, on one node or on
+    several over a shared filesystem (flock works over NFSv4)."""
+    out = paths.BENCH / "out"
+    out.mkdir(parents=True, exist_ok=True)
+    with open(out / ".build.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
+
+
 def build_image(arch: str, files: Files = ()) -> Path:
     """The initramfs for arch with files (extras.resolve), rebuilt only
     when its content changed.  Written under a name of its own and
     renamed, so another process building the same image does no harm."""
-    with BUILD_LOCK, tempfile.TemporaryDirectory(
+    with BUILD_LOCK, tree_lock(), tempfile.TemporaryDirectory(
             prefix="rmapbench-root-") as tmp:
         root = Path(tmp)
         stage(arch, root, files)

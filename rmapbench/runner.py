@@ -9,7 +9,8 @@ excerpt; the run goes on.
 """
 
 import os
-from dataclasses import asdict, replace
+import socket
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
 from . import console as consolemod
@@ -176,7 +177,8 @@ def save_shared(rdir: Path, key: str, case: Case, records: list[dict],
         os.link(store.log_file(rdir, key), log)
     store.save_boot(rdir, case.key(), {
         "key": case.key(), "shared_with": key, "seconds": 0.0,
-        "failure": failure, "records": records})
+        "failure": failure, "node": socket.gethostname(),
+        "records": records})
 
 
 def execute(cases: list[Case], rdir: Path, run_id: str, accel: str,
@@ -248,34 +250,59 @@ def say_resumed(rdir: Path, todo: int) -> None:
               f"already finished", flush=True)
 
 
-def run_rounds(points: list[Point], stacks: list[str], rdir: Path,
-               run_id: str, accel: str, jobs: int, fixed: int | None
-               ) -> dict:
+@dataclass(frozen=True)
+class Run:
+    """A planned run: its points and stacks, where its boots are
+    stored, and what it was asked (reps None: decided per point)."""
+    points: list[Point]
+    stacks: list[str]
+    rdir: Path
+    run_id: str
+    accel: str
+    reps: int | None
+
+
+def wanted(run: Run) -> tuple[dict, list[Case]]:
+    """What the stored records decide: each point's repetitions
+    (repetitions.Decision) and the cases of the next round, the boots
+    the decisions want that are not stored yet (none: the run is
+    done)."""
+    records = store.load_records(run.rdir) \
+        if (run.rdir / "boots").exists() else []
+    decided = repetitions.decisions(run.points, records, run.stacks,
+                                    run.reps)
+    return decided, round_cases(run.points, decided, run.stacks, run.rdir)
+
+
+def shares(run: Run, cases: list[Case]) -> tuple[list[Case], list[Case]]:
+    """cases split into those whose boots may share a host (their
+    timing is not at stake) and those that must run alone."""
+    ok = {p.config: repetitions.shares_host(p.exp, p.config.clock)
+          for p in run.points}
+    return ([c for c in cases if ok[c.config]],
+            [c for c in cases if not ok[c.config]])
+
+
+def run_rounds(run: Run, jobs: int) -> dict:
     """Boot round after round until no point wants more; the last
     decisions (repetitions.Decision per point)."""
-    shares = {p.config: repetitions.shares_host(p.exp, p.config.clock)
-              for p in points}
     rounds = 0
     while True:
-        records = store.load_records(rdir) if (rdir / "boots").exists() \
-            else []
-        decided = repetitions.decisions(points, records, stacks, fixed)
-        todo = round_cases(points, decided, stacks, rdir)
+        decided, todo = wanted(run)
         if not todo:
             return decided
         rounds += 1
         if rounds == 1:
-            say_resumed(rdir, len(todo))
-        together = [c for c in todo if shares[c.config]]
-        alone = [c for c in todo if not shares[c.config]]
+            say_resumed(run.rdir, len(todo))
+        together, alone = shares(run, todo)
         boots = [len(shared_boots(cs)) for cs in (together, alone)]
         print(f"round {rounds}: {sum(boots)} boots ({boots[0]} "
               f"{jobs} at a time, timing not at stake; {boots[1]} "
               f"alone) for {len(todo)} cases", flush=True)
         if together:
-            execute(together, rdir, run_id, accel, jobs)
+            execute(together, run.rdir, run.run_id, run.accel, jobs)
         if alone:
-            execute(alone, rdir, run_id, accel, 1)
+            execute(alone, run.rdir, run.run_id, run.accel, 1)
 
 
 def decisions_metadata(decided: dict) -> list[dict]:
@@ -300,12 +327,13 @@ def run_id_of(exps: list, stacks: list[str], where: Where,
     return f"{prefix}-{kbuild.digest([], extra=repr(what))[:10]}"
 
 
-def run_experiments(exps: list, stacks: list[str], where: Where,
-                    reps: int | None, run_id: str | None, prefix: str,
-                    accel: str, jobs: int = SHARED_JOBS) -> Path:
-    """Check, run in rounds (resuming) and store; return the run
-    directory.  where: the kernels (profiles.Target, or bare arches for
-    the minimal ones).  reps None: repetitions.py decides per point."""
+def prepare(exps: list, stacks: list[str], where: Where,
+            reps: int | None, run_id: str | None, prefix: str,
+            accel: str) -> Run:
+    """Check the inputs (before any boot), name the run and write its
+    metadata.json if it is new.  where: the kernels (profiles.Target,
+    or bare arches for the minimal ones).  reps None: repetitions.py
+    decides per point."""
     if paths.variant():
         raise UserError(f"RMAPBENCH_VARIANT={paths.variant()} builds debug "
                         "kernels, whose timings mean nothing: measure with "
@@ -332,7 +360,20 @@ def run_experiments(exps: list, stacks: list[str], where: Where,
     print(f"run {run_id}: {len(points)} points on {len(stacks)} stack(s)"
           f"{variants}, repetitions {reps or 'decided per point'}, in "
           f"{rdir}", flush=True)
-    decided = run_rounds(points, stacks, rdir, run_id, accel,
-                         max(1, jobs), reps)
-    store.update_metadata(rdir, {"repetitions": decisions_metadata(decided)})
-    return rdir
+    return Run(points, stacks, rdir, run_id, accel, reps)
+
+
+def conclude(run: Run, decided: dict) -> None:
+    """What a finished run keeps of its points' repetitions."""
+    store.update_metadata(run.rdir,
+                          {"repetitions": decisions_metadata(decided)})
+
+
+def run_experiments(exps: list, stacks: list[str], where: Where,
+                    reps: int | None, run_id: str | None, prefix: str,
+                    accel: str, jobs: int = SHARED_JOBS) -> Path:
+    """Check, run in rounds (resuming) and store; return the run
+    directory (prepare() tells the arguments)."""
+    run = prepare(exps, stacks, where, reps, run_id, prefix, accel)
+    conclude(run, run_rounds(run, max(1, jobs)))
+    return run.rdir

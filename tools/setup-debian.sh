@@ -1,13 +1,17 @@
 #!/bin/sh
 # Install what rmapbench needs on a Debian 12 machine: the kernel source,
-# the toolchain for two arches, QEMU, and the Python libraries.  Only
+# the toolchain for two arches, QEMU, the Python libraries, and Slurm
+# (the tests start a cluster of this machine: tools/slurm-cluster.sh;
+# Debian's packages may start system daemons of their own, which the
+# tests' cluster leaves alone: its own socket, ports and files).  Only
 # missing packages are installed; apt-get update runs only then.
 set -eu
 
 PACKAGES="linux-source-6.1 qemu-system-x86 gcc gcc-multilib make bc bison
 flex libelf-dev libssl-dev cpio rsync patch xz-utils ccache busybox-static
 fio stress-ng python3 python3-matplotlib python3-pytest python3-scipy
-dpkg-dev diffstat flake8 shellcheck libnuma-dev"
+dpkg-dev diffstat flake8 shellcheck libnuma-dev slurmctld slurmd
+slurm-client munge"
 
 missing=""
 for p in $PACKAGES; do

@@ -128,34 +128,59 @@ def select(tests: list[Test], names: tuple[str, ...]) -> list[Test]:
     return [t for t in tests if t.name in names]
 
 
-def run_check(stacks: list[str], where: Where, accel: str, quick: bool,
-              out_dir: Path, only: tuple[str, ...] = ()) -> int:
-    """Run the quick or full suite (or only the tests named) on every
-    stack x kernel (profiles.Target; a bare arch: its minimal kernel),
-    named by arch and a profile other than minimal; write check.md and
-    check.json into out_dir and print the table.  0: no test failed and
-    anonmm's verdicts equal anon_vma's; else 1."""
+@dataclass(frozen=True)
+class Suite:
+    """The boots of a suite on its kernels, with its tests and units."""
+    jobs: list[SuiteJob]
+    tests: list[Test]
+    units: list[Unit]
+    targets: list[Target]
+
+
+def plan(stacks: list[str], where: Where, quick: bool,
+         only: tuple[str, ...] = ()) -> Suite:
+    """Every boot of the quick or full suite (or only the tests named)
+    on every stack x kernel, the kernels checked first."""
     groups, tests = catalogue(quick)
     tests = select(tests, only)
     targets = as_targets(where)
     require_kernels(stacks, targets)
-    accel = guest.choose_accel(accel)
     all_units = units(groups, tests)
     jobs = [suite_job(s, t, u, tests) for s in stacks for t in targets
             for u in all_units
             if t.arch in u.group.mem_mb and u.tests(tests, t)]
+    return Suite(jobs, tests, all_units, targets)
+
+
+def boot(jobs: list[SuiteJob], out_dir: Path, accel: str) -> list[dict]:
+    """The results of jobs: stored ones as they are, the others booted
+    and stored (executor.execute)."""
     by_key = {sj.job.key: sj for sj in jobs}
-    start = time.monotonic()
-    results = executor.execute(
+    return executor.execute(
         [sj.job for sj in jobs], out_dir, accel,
         lambda job, run: judge(by_key[job.key], run),
         lambda job, result: say(result), what="check")
+
+
+def run_check(stacks: list[str], where: Where, accel: str, quick: bool,
+              out_dir: Path, only: tuple[str, ...] = (),
+              since: float | None = None) -> int:
+    """Run the quick or full suite (or only the tests named) on every
+    stack x kernel (profiles.Target; a bare arch: its minimal kernel),
+    named by arch and a profile other than minimal; write check.md and
+    check.json into out_dir and print the table.  0: no test failed and
+    anonmm's verdicts equal anon_vma's; else 1.  since: when the suite
+    started (time.time(): a Slurm run's submission), if not now."""
+    suite = plan(stacks, where, quick, only)
+    accel = guest.choose_accel(accel)
+    start = time.time() if since is None else since
+    results = boot(suite.jobs, out_dir, accel)
     verdicts = [Verdict(**d) for r in results for d in r["verdicts"]]
     boots = [r["info"] for r in results]
-    meta = metadata(quick, accel, boots, time.monotonic() - start)
-    rows = order(tests, [u.name for u in all_units])
-    return write_outputs(out_dir, stacks, [t.label() for t in targets],
-                         tests, rows, verdicts, meta)
+    meta = metadata(quick, accel, boots, time.time() - start)
+    rows = order(suite.tests, [u.name for u in suite.units])
+    return write_outputs(out_dir, stacks, [t.label() for t in suite.targets],
+                         suite.tests, rows, verdicts, meta)
 
 
 def metadata(quick: bool, accel: str, boots: list[dict],

@@ -22,7 +22,7 @@ from .. import store, workloads
 from ..analysis import ConfigStats, analyse
 from ..record import headline, is_failed
 from . import compare, decision, experiment_sections, facts, failures
-from . import measured
+from . import measured, nodes
 
 TEXT = "summary.txt"
 
@@ -64,6 +64,8 @@ def render(run_dir: Path, records: list[dict], metadata: dict,
     parts = [f"# rmapbench report: "
              f"{facts.run_id(run_dir, records, metadata)}", ""]
     parts += facts.warnings(records, accel, metadata)
+    if run_dir.exists():
+        parts += nodes.warnings(store.load_boots(run_dir))
     parts += decision.decision(records, analysis, store.answer_lines(run_dir))
     parts += facts.environment(metadata, records)
     parts += measured.run_time(metadata)

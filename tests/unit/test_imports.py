@@ -128,8 +128,9 @@ def test_the_report_does_not_load_the_boot_stack():
 # docs/architecture.md's layers, top first: a module imports only from
 # its own layer and those after it.
 LAYERS = (
-    ("cli", "cliargs"),
-    ("runner", "sizing", "reparse", "smoke", "check", "repetitions",
+    ("cli", "clislurm", "cliargs"),
+    ("status", "checkarray", "jobarray",
+     "runner", "sizing", "reparse", "smoke", "check", "repetitions",
      "environment", "executor", "guest", "qemu", "experiments"),
     ("report", "plots", "analysis", "metrics"),
     ("workloads",),
@@ -137,7 +138,7 @@ LAYERS = (
      "debs", "benchbuild", "kbuild", "programs", "iface", "testbed",
      "profiles", "settings",
      "scratch", "console", "plan", "stats", "paths", "errors", "progress",
-     "postmortem", "preflight"),
+     "postmortem", "preflight", "slurm"),
 )
 
 

@@ -2,6 +2,7 @@
 those of dead processes, never a live run's."""
 
 import os
+import socket
 import subprocess
 
 from rmapbench import scratch
@@ -31,3 +32,16 @@ def test_sweep_removes_what_killed_runs_left(tmp_path):
         (d / "initrd.cpio").write_bytes(b"x")
     assert scratch.sweep(tmp_path) == [dead]
     assert mine.exists() and other.exists() and not dead.exists()
+
+
+def test_sweep_leaves_another_hosts_scratch_alone(tmp_path):
+    """On a cache the nodes of a cluster share, a pid names a process of
+    its own host only."""
+    here = socket.gethostname()
+    dead = dead_pid()
+    ours = tmp_path / f"rmapbench-boot-{dead}-{here}@-abcd1234"
+    theirs = tmp_path / f"rmapbench-boot-{dead}-node-7.lab@-abcd1234"
+    for d in (ours, theirs):
+        d.mkdir()
+    assert scratch.sweep(tmp_path) == [ours]
+    assert theirs.exists()
