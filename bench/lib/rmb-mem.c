@@ -89,9 +89,36 @@ size_t rmb_verify(const void *base, size_t npages, uint64_t seed,
  * memory and address space
  */
 
+/*
+ * The room left below memory.max of this process's cgroup (v2, mounted at
+ * /sys/fs/cgroup), in kB; -1 if it has no limit or there is no cgroup v2.
+ * Inside a memory cgroup MemAvailable is the machine's, not the
+ * container's: a workload sized by it alone overruns the limit.
+ */
+static long long cgroup_room_kb(void)
+{
+	char rel[256], path[512], *p;
+	long long max, cur;
+
+	if (rmbi_read_file("/proc/self/cgroup", rmbi_buf, sizeof(rmbi_buf)) < 0)
+		return -1;
+	p = strstr(rmbi_buf, "0::");	/* the v2 hierarchy's line */
+	if (!p || sscanf(p + 3, "%255s", rel) != 1 || !strcmp(rel, "/"))
+		return -1;
+	snprintf(path, sizeof(path), "/sys/fs/cgroup%s/memory.max", rel);
+	if (rmbi_read_file(path, rmbi_buf, sizeof(rmbi_buf)) < 0 ||
+	    sscanf(rmbi_buf, "%lld", &max) != 1)
+		return -1;		/* "max": no limit */
+	snprintf(path, sizeof(path), "/sys/fs/cgroup%s/memory.current", rel);
+	if (rmbi_read_file(path, rmbi_buf, sizeof(rmbi_buf)) < 0 ||
+	    sscanf(rmbi_buf, "%lld", &cur) != 1)
+		return -1;
+	return rmbi_nonneg(max - cur) >> 10;
+}
+
 long long rmb_avail_kb(int with_swap)
 {
-	long long avail, swap;
+	long long avail, swap, room = cgroup_room_kb();
 
 	if (rmbi_read_file("/proc/meminfo", rmbi_buf, sizeof(rmbi_buf)) < 0)
 		return -1;
@@ -99,6 +126,8 @@ long long rmb_avail_kb(int with_swap)
 	if (avail < 0)
 		avail = rmbi_nonneg(rmbi_kv_int(rmbi_buf, "MemFree"));
 	swap = rmbi_nonneg(rmbi_kv_int(rmbi_buf, "SwapFree"));
+	if (room >= 0 && room < avail)
+		avail = room;
 	return avail + (with_swap ? swap : 0);
 }
 

@@ -219,6 +219,8 @@ void rmb_result_since(struct rmb_json *j, const char *record,
 
 /* ---- memory and address-space checks (exit 2 on failure) ------------- */
 
+/* MemAvailable (+ SwapFree), no more than the room below memory.max of
+ * the process's memory cgroup when it has a limit */
 long long rmb_avail_kb(int with_swap);
 void rmb_need_mem_kb(long long kb, int with_swap, const char *what);
 void rmb_need_addr_space(uint64_t bytes, const char *what);
