@@ -90,12 +90,12 @@ def make_plan(group: str, tests: list[Test]) -> plan.Plan:
     return p
 
 
-def files_and_skips(tests: list[Test], arch: str
+def files_and_skips(tests: list[Test], arch: str, profile: str = MINIMAL
                     ) -> tuple[extras.Files, dict[str, str]]:
     """The image extras the tests need on arch, and the tests that
     cannot run (name -> why): their extra is missing, the test is known
-    not to run on these kernels, or it needs a debug variant these are
-    not."""
+    not to run on these kernels, it needs a debug variant these are
+    not, or a build profile (profile) these are not."""
     needed = tuple(dict.fromkeys(t.extra for t in tests if t.extra))
     files, missing = extras.resolve(needed, arch)
     skipped = {t.name: missing[t.extra] for t in tests
@@ -108,6 +108,10 @@ def files_and_skips(tests: list[Test], arch: str
             skipped[t.name] = "runs on the " + " or ".join(t.variants) + \
                 " variant only (make check-variant VARIANT=" + \
                 t.variants[0] + ")"
+        if t.profiles and profile not in t.profiles:
+            skipped[t.name] = "needs a kernel of the " + \
+                " or ".join(t.profiles) + " profile (check --profile " + \
+                t.profiles[0] + ")"
     return files, skipped
 
 

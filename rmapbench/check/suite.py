@@ -57,7 +57,7 @@ def suite_job(stack: str, target: Target, unit: Unit, tests: list[Test]
               ) -> SuiteJob:
     arch = target.arch
     mine = unit.tests(tests, arch)
-    files, skipped = files_and_skips(mine, arch)
+    files, skipped = files_and_skips(mine, arch, target.profile)
     runs = [t for t in mine if t.name not in skipped]
     boot = boot_of(stack, arch, unit.group, unit.smp,
                    make_plan(unit.name, runs), files, target.profile)

@@ -20,3 +20,21 @@ def test_select_refuses_an_unknown_name_and_lists_the_known():
     with pytest.raises(UserError) as err:
         select(tests, ("inject", "nosuch"))
     assert "nosuch" in str(err.value) and "torture-cow" in str(err.value)
+
+
+def test_hwpoison_tests_run_on_distro_kernels_only():
+    """Memory failure is in the distro profile alone: the minimal
+    kernels skip the hwpoison tests (saying so), the distro ones run
+    them, on 1, 2 and 4 vCPUs in the full suite."""
+    from rmapbench.check.boots import files_and_skips
+    from rmapbench.profiles import DISTRO, MINIMAL
+
+    _, tests = catalogue(False)
+    hw = [t for t in tests if t.kind == "hwpoison"]
+    assert {t.vcpus for t in hw} == {None, 2, 4}
+    assert "hwpoison-contend-smp2" in [t.name for t in hw]
+    _, skipped = files_and_skips(hw, "x86_64", MINIMAL)
+    assert set(skipped) == {t.name for t in hw}
+    assert all("distro" in why for why in skipped.values())
+    _, skipped = files_and_skips(hw, "x86_64", DISTRO)
+    assert not skipped
