@@ -209,6 +209,7 @@ static void member(struct ctl *ctl, int idx, const char *base, long long n,
 	char *own = NULL;
 	int seen = 0;
 
+	prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);	/* never outlive it */
 	catch_sigbus();
 	if (early && prctl(PR_MCE_KILL, PR_MCE_KILL_SET, PR_MCE_KILL_EARLY,
 			   0, 0) != 0)
