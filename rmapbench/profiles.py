@@ -83,9 +83,9 @@ class Profile:
 # What a profile's kernels and guests may have that an experiment or a
 # suite test can need (Experiment.needs, check Test.needs): page
 # migration, two NUMA nodes, memory cgroups (v2, mounted), MGLRU, zswap,
-# userfaultfd, memory hot-remove.
+# userfaultfd, memory hot-remove, memory failure (hwpoison).
 FEATURES = ("migration", "numa", "memcg", "lru_gen", "zswap", "userfaultfd",
-            "hotremove")
+            "hotremove", "memory_failure")
 
 MINIMAL, DISTRO = "minimal", "distro"
 PROFILES: tuple[Profile, ...] = (
@@ -96,13 +96,12 @@ PROFILES: tuple[Profile, ...] = (
     Profile(DISTRO, "the memory management of Debian's 6.1 amd64 kernel: "
             "NUMA (two nodes, balancing on), migration, compaction, memory "
             "hotplug and hot-remove, memcg (cgroup v2), "
-            "MGLRU (on), zswap (available), userfaultfd, protection keys, "
-            "soft-dirty",
+            "MGLRU (on), zswap (available), userfaultfd, memory failure, "
+            "protection keys, soft-dirty",
             "distro.config", ("x86_64",), suffix="-distro", numa_nodes=2,
             off="THP and KSM are off in both stacks until issue 27; "
-            "memory failure, ZONE_DEVICE, hugetlbfs, DAMON, idle page "
-            "tracking, CMA and device-private memory are off in both "
-            "stacks too",
+            "ZONE_DEVICE, hugetlbfs, DAMON, idle page tracking, CMA and "
+            "device-private memory are off in both stacks too",
             features=FEATURES),
 )
 

@@ -56,10 +56,10 @@ SELFTEST_WRAP = {
 # The image extra each kind of test needs (torture, race and inject are
 # programs of the base image, judged by their summary line).
 KIND_EXTRA = {"torture": None, "race": None, "inject": None, "orphan": None,
-              "forkcopy": None, "migrate": None, "selftest": "selftests",
-              "stress": "stress-ng"}
+              "forkcopy": None, "migrate": None, "hwpoison": None,
+              "selftest": "selftests", "stress": "stress-ng"}
 SUMMARY_KINDS = ("torture", "race", "inject", "orphan", "forkcopy",
-                 "migrate")
+                 "migrate", "hwpoison")
 
 
 @dataclass(frozen=True)
@@ -269,6 +269,42 @@ def offline_test(group: str, args: str) -> Test:
                 needs=("migration", "hotremove"))
 
 
+# rmb-hwpoison: every touch of the poisoned page in every member ends in
+# SIGBUS BUS_MCEERR_AR (and, early, every member had BUS_MCEERR_AO first),
+# the injection never failed, and no other page changed
+HWPOISON_EXPECT = (("checked_count", "==", 1), ("poisoned_pages", ">", 0),
+                   ("inject_failed_count", "==", 0),
+                   ("sigbus_ar_count", ">", 0), ("missed_count", "==", 0),
+                   ("wrong_signal_count", "==", 0),
+                   ("early_missed_count", "==", 0),
+                   ("workers_failed_count", "==", 0),
+                   ("verified_pages", ">", 0),
+                   ("verify_mismatch_pages", "==", 0))
+HWPOISON_MODE = {
+    "hwpoison": ("mode=late", "a page a bundle maps, poisoned "
+                 "(MADV_HWPOISON): every member's touch gets SIGBUS "
+                 "BUS_MCEERR_AR, every other page holds"),
+    "hwpoison-contend": ("mode=late contend=1", "the same while every "
+                         "member mprotects in a loop (mmap_lock write "
+                         "contention under the unmap's walk)"),
+    "hwpoison-early": ("mode=early contend=1", "early-kill members, "
+                       "mprotecting: each gets BUS_MCEERR_AO at once "
+                       "(collect_procs finds it), then BUS_MCEERR_AR"),
+}
+# 8 members, 8 pages poisoned, 32 kB of the guest lost per test
+HWPOISON_ARGS = "workers=8 pages=64 rounds=8"
+
+
+def hwpoison_test(name: str, group: str, vcpus: int | None = None) -> Test:
+    """Memory failure: CONFIG_MEMORY_FAILURE is in the distro profile
+    only (the test needs memory_failure)."""
+    args, what = HWPOISON_MODE[name]
+    return Test(f"{name}{smp_suffix(vcpus)}", "hwpoison", group,
+                plan.run("rmb-hwpoison", f"{args} {HWPOISON_ARGS}"), what,
+                expect=HWPOISON_EXPECT, vcpus=vcpus,
+                needs=("memory_failure",))
+
+
 def inject_test(group: str) -> Test:
     return Test("inject", "inject", group, plan.run("rmb-inject"),
                 "the n-th allocation of mremap (alone, shared, swapped; "
@@ -315,6 +351,7 @@ def quick_catalogue() -> tuple[list[Group], list[Test]]:
     tests.append(orphan_test("quick"))
     tests.append(forkcopy_test("quick"))
     tests.append(migrate_test("quick", "workers=8 pages=512 rounds=12"))
+    tests.append(hwpoison_test("hwpoison-contend", "quick"))
     tests += [selftest(n, "quick") for n in QUICK_SELFTESTS]
     tests += [stress_test("swap-pressure", "quick", 8)]
     return groups, tests
@@ -330,7 +367,9 @@ def smp_tests(group: str, vcpus: int) -> list[Test]:
             race_test("mremap-swapin", group, "pages=256 rounds=600",
                       vcpus=vcpus),
             race_test("mremap-kill", group, RACE_KILL_ARGS, vcpus=vcpus),
-            migrate_test(group, "workers=8 pages=512 rounds=12", vcpus=vcpus)]
+            migrate_test(group, "workers=8 pages=512 rounds=12", vcpus=vcpus),
+            hwpoison_test("hwpoison-contend", group, vcpus=vcpus),
+            hwpoison_test("hwpoison-early", group, vcpus=vcpus)]
 
 
 def full_catalogue() -> tuple[list[Group], list[Test]]:
@@ -362,6 +401,7 @@ def full_catalogue() -> tuple[list[Group], list[Test]]:
     tests.append(migrate_test("torture", "workers=16 pages=1024 rounds=20"))
     tests.append(offline_test("offline", "workers=8 pages=4096 rounds=6"))
     tests.append(memcg_test("memcg"))
+    tests += [hwpoison_test(n, "torture") for n in HWPOISON_MODE]
     tests += smp_tests("torture", 2) + smp_tests("torture", 4)
     # i386 with 1 GB: the anonymous pages come from highmem; no balloon
     # (too slow under TCG), MADV_PAGEOUT alone walks the rmap

@@ -79,3 +79,13 @@ def test_inject_never_touches_a_host(out):
     rec = one_result(out, "rmb-inject")
     assert rec["injectable_count"] == 0 and rec["operations_count"] == 0
     assert rec["mismatch_pages"] == 0
+
+
+def test_hwpoison_never_poisons_a_host(out):
+    if Path("/proc/rmapbench").exists():
+        pytest.skip("an rmapbench kernel: it would poison pages")
+    rec = one_result(out, "rmb-hwpoison", "workers=2", "pages=8",
+                     "rounds=3", "contend=1")
+    assert rec["checked_count"] == 0 and rec["poisoned_pages"] == 0
+    assert rec["verified_pages"] == 8 and rec["verify_mismatch_pages"] == 0
+    assert rec["workers_failed_count"] == 0

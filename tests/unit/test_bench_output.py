@@ -442,6 +442,8 @@ BAD = [
     ("rmb-inject", ["max_nth=0"]),
     ("rmb-orphan", ["pages=0"]),
     ("rmb-forkcopy", ["pages=1"]),
+    ("rmb-hwpoison", ["mode=now"]),
+    ("rmb-hwpoison", ["rounds=8", "pages=8"]),  # a page left unpoisoned
     ("rmb-selfreclaim", ["mb=0"]),
     ("rmb-selfreclaim", ["mode=exec"]),
     ("rmb-selfreclaim", ["threads=65"]),

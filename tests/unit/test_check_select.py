@@ -20,3 +20,22 @@ def test_select_refuses_an_unknown_name_and_lists_the_known():
     with pytest.raises(UserError) as err:
         select(tests, ("inject", "nosuch"))
     assert "nosuch" in str(err.value) and "torture-cow" in str(err.value)
+
+
+def test_hwpoison_tests_run_on_distro_kernels_only():
+    """Memory failure is in the distro profile alone: the minimal
+    kernels do not run the hwpoison tests, the distro ones do, on 1, 2
+    and 4 vCPUs in the full suite."""
+    from rmapbench.check.suite import units
+    from rmapbench.profiles import DISTRO, MINIMAL, Target
+
+    groups, tests = catalogue(False)
+    hw = [t for t in tests if t.kind == "hwpoison"]
+    assert {t.vcpus for t in hw} == {None, 2, 4}
+    assert "hwpoison-contend-smp2" in [t.name for t in hw]
+    assert all(t.needs == ("memory_failure",) for t in hw)
+    for target, want in ((Target(MINIMAL, "x86_64"), set()),
+                         (Target(DISTRO, "x86_64"), {t.name for t in hw})):
+        got = {t.name for u in units(groups, tests)
+               for t in u.tests(tests, target) if t.kind == "hwpoison"}
+        assert got == want, target
