@@ -11,8 +11,8 @@ import re
 from .. import console as consolemod
 from .. import guest, plan, record, testbed
 from .boot_checks import StepProblem, boot_checks
-from .catalogue import (SELFTEST_NA, SELFTEST_NO_SKIP, SUMMARY_KINDS, Test,
-                        selftest_name)
+from .catalogue import (SELFTEST_NA, SELFTEST_NA_END, SELFTEST_NO_SKIP,
+                        SUMMARY_KINDS, Test, selftest_name)
 from .verdict import FAIL, PASS, SKIP, Verdict
 
 STRESS_FAIL = re.compile(r"stress-ng: fail:|stress-ng: error:")
@@ -108,6 +108,11 @@ def judge_selftest(t: Test, arch: str, step: consolemod.Step) -> Judged:
             f"{SELFTEST_NO_SKIP[name]}", {"skipped": skipped}
     if step.rc == 0 and not failed:
         return PASS, "", {}
+    if name in SELFTEST_NA_END:
+        error, done, why_end = SELFTEST_NA_END[name]
+        if step.rc == 1 and error in last_message(lines) and \
+                any(line.startswith(done) for line in lines):
+            return PASS, f"not applicable on {arch}: {why_end}", {}
     if failed and set(failed) <= na:
         return PASS, f"not applicable on {arch}: {why}", \
             {"not_ok": failed}

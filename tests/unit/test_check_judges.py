@@ -257,3 +257,39 @@ def test_a_variant_voids_the_slab_counts_of_a_test_not_the_test(
     bad.results[0]["metrics"]["verify_mismatch_pages"] = 3
     verdict, reason, _ = judges.judge_torture(t, bad, "anonmm")
     assert verdict == check.FAIL and "verify_mismatch_pages" in reason
+
+
+def selftest_step(lines, rc):
+    from types import SimpleNamespace
+    return SimpleNamespace(lines=lines, rc=rc, results=[], errors=[])
+
+
+USERFAULTFD_OUT = [
+    "nr_pages: 4096, nr_pages_per_cpu: 2048",
+    "bounces: 1, mode: rnd read, userfaults: 330 missing (115+215+) 740 wp",
+    "bounces: 0, mode: read, userfaults: 9 missing (8+1+) 1079 wp (1062+17+)",
+]
+NOHUGE = ("testing uffd-wp with pagemap (pgsize=4096): ERROR: "
+          "madvise(MADV_NOHUGEPAGE) failed (errno=22, line=1490)")
+
+
+def test_userfaultfd_passes_when_only_its_thp_part_fails():
+    """userfaultfd's last part needs THP: it passes (pass*) when that
+    part alone failed after every bounce passed, and fails otherwise."""
+    from importlib import import_module
+    from rmapbench.check import judges
+    t = import_module("rmapbench.check.catalogue").selftest("userfaultfd",
+                                                            "g")
+    got = judges.judge_selftest(t, "x86_64",
+                                selftest_step(USERFAULTFD_OUT + [NOHUGE], 1))
+    assert got[0] == check.PASS and "THP" in got[1]
+    # a bounce that did not finish: the same error is a failure
+    got = judges.judge_selftest(t, "x86_64",
+                                selftest_step(USERFAULTFD_OUT[:2] + [NOHUGE],
+                                              1))
+    assert got[0] == check.FAIL
+    # another error: a failure
+    other = "testing events (fork, remap, remove): ERROR: nr 3 (errno=0)"
+    got = judges.judge_selftest(t, "x86_64",
+                                selftest_step(USERFAULTFD_OUT + [other], 1))
+    assert got[0] == check.FAIL
