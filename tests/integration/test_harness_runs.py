@@ -34,8 +34,11 @@ def harness(tmp_path, *args, **kw):
                           env=env_for(tmp_path), **kw)
 
 
+# x86_64's minimal kernels, which require_kernels() names: the
+# comparison's x86_64 kernels are the distro profile's
 RUN = ["run", "--workload", "vma", "--param", "V=200,400", "--arch",
-       "x86_64", "--reps", "1", "--accel", "tcg", "--run-id", "t"]
+       "x86_64", "--profile", "minimal", "--reps", "1", "--accel", "tcg",
+       "--run-id", "t"]
 
 
 def records(tmp_path):
@@ -76,7 +79,8 @@ def test_run_resumes_after_a_kill(tmp_path):
 def test_a_panicking_kernel_is_a_failure_in_the_report(tmp_path):
     require_kernels()
     res = harness(tmp_path, "run", "--workload", "vma", "--param", "V=100",
-                  "--arch", "x86_64", "--stack", "anon_vma", "--reps", "1",
+                  "--arch", "x86_64", "--profile", "minimal",
+                  "--stack", "anon_vma", "--reps", "1",
                   "--accel", "tcg", "--run-id", "t", "--timeout", "60",
                   "--append", "rdinit=/no-such-init")
     assert res.returncode == 1, res.stderr
@@ -93,6 +97,7 @@ def test_packing_points_share_a_boot_and_keep_their_own_results(tmp_path):
     require_kernels()
     res = harness(tmp_path, "compare", "--experiments",
                   "fastpath-fault,fastpath-sdet", "--arch", "x86_64",
+                  "--profile", "minimal",
                   "--reps", "1", "--accel", "tcg", "--run-id", "t",
                   "--no-report")
     assert res.returncode == 0, res.stdout + res.stderr
