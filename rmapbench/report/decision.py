@@ -272,7 +272,7 @@ def settings_table(analysis: list[ConfigStats]) -> list[str]:
     rows = settings_rows(analysis)
     if not rows:
         return []
-    named = {r[0] for r in rows}
+    named = {n for r in rows for n in r[0].split(", ")}
     what = [f"- `{s.name}` ({s.args}): {s.text}." for s in settings.SETTINGS
             if s.name in named]
     return ["### Guest settings", "",
