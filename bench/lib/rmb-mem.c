@@ -39,6 +39,18 @@ static uint32_t page_hash(uint64_t seed, uint64_t idx)
 
 #define GOLD32 0x9e3779b9u
 
+/*
+ * Word k of a page: its first quarter a sequence no compressor shortens,
+ * the rest one repeated word; every word depends on the page's hash.  A
+ * page compresses to about a quarter of its size (lzo-rle, lzo), so
+ * reclaim into zram or zswap frees most of each page it stores, as it
+ * does with ordinary anonymous data; a disk swaps it as any page.
+ */
+static uint32_t page_word(uint32_t h, size_t k)
+{
+	return k < rmb_page / 16 ? h + (uint32_t)k * GOLD32 : h ^ GOLD32;
+}
+
 static void page_fill(uint32_t *w, uint64_t seed, uint64_t idx)
 {
 	size_t nw = rmb_page / 4;
@@ -48,7 +60,7 @@ static void page_fill(uint32_t *w, uint64_t seed, uint64_t idx)
 	w[1] = (uint32_t)idx;
 	w[2] = (uint32_t)seed;
 	for (size_t k = 3; k < nw; k++)
-		w[k] = h + (uint32_t)k * GOLD32;
+		w[k] = page_word(h, k);
 }
 
 static int page_ok(const uint32_t *w, uint64_t seed, uint64_t idx, int quick)
@@ -59,9 +71,9 @@ static int page_ok(const uint32_t *w, uint64_t seed, uint64_t idx, int quick)
 	if (w[0] != h || w[1] != (uint32_t)idx || w[2] != (uint32_t)seed)
 		return 0;
 	if (quick)
-		return w[nw - 1] == h + (uint32_t)(nw - 1) * GOLD32;
+		return w[nw - 1] == page_word(h, nw - 1);
 	for (size_t k = 3; k < nw; k++)
-		if (w[k] != h + (uint32_t)k * GOLD32)
+		if (w[k] != page_word(h, k))
 			return 0;
 	return 1;
 }

@@ -152,7 +152,8 @@ void rmb_json_stats(struct rmb_json *j, const char *prefix,
 /* ---- page patterns ---------------------------------------------------- */
 
 /* Page idx gets a pattern made from (seed, idx): a page that is zeroed,
- * stale or from another index fails the check. */
+ * stale or from another index fails the check.  It compresses about 4:1
+ * (zram and zswap store it in a quarter of a page). */
 void rmb_fill(void *base, size_t npages, uint64_t seed, uint64_t first);
 /* Mismatching pages; quick checks only 4 words of each page. */
 size_t rmb_verify(const void *base, size_t npages, uint64_t seed,
