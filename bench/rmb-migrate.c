@@ -239,19 +239,6 @@ static void pin_to_node(int node)
 			strerror(errno));
 }
 
-static long long read_number(const char *path)
-{
-	long long v = -1;
-	FILE *f = fopen(path, "r");
-
-	if (f) {
-		if (fscanf(f, "%lld", &v) != 1)
-			v = -1;
-		fclose(f);
-	}
-	return v;
-}
-
 /* x / n, or 0 when nothing was counted */
 static double per(long long x, long long n)
 {
@@ -269,7 +256,7 @@ static int in_guest_with_nodes(int cpus)
 		rmb_die(RMB_EXIT_FAIL, "mode %s needs two NUMA nodes: run it "
 			"on a kernel of the distro profile", rmb_arg_str("mode"));
 	if (cpus && (node_cpus(0, NULL) <= 0 || node_cpus(1, NULL) <= 0 ||
-		     read_number("/proc/sys/kernel/numa_balancing") != 1))
+		     rmb_read_number("/proc/sys/kernel/numa_balancing") != 1))
 		rmb_die(RMB_EXIT_FAIL, "mode balance needs a CPU on each node "
 			"(2 vCPUs or more) and kernel.numa_balancing=1");
 	return 1;

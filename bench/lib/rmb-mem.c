@@ -118,12 +118,12 @@ static long long cgroup_room_kb(void)
 	if (!p || sscanf(p + 3, "%255s", rel) != 1 || !strcmp(rel, "/"))
 		return -1;
 	snprintf(path, sizeof(path), "/sys/fs/cgroup%s/memory.max", rel);
-	if (rmbi_read_file(path, rmbi_buf, sizeof(rmbi_buf)) < 0 ||
-	    sscanf(rmbi_buf, "%lld", &max) != 1)
+	max = rmb_read_number(path);
+	if (max < 0)
 		return -1;		/* "max": no limit */
 	snprintf(path, sizeof(path), "/sys/fs/cgroup%s/memory.current", rel);
-	if (rmbi_read_file(path, rmbi_buf, sizeof(rmbi_buf)) < 0 ||
-	    sscanf(rmbi_buf, "%lld", &cur) != 1)
+	cur = rmb_read_number(path);
+	if (cur < 0)
 		return -1;
 	return rmbi_nonneg(max - cur) >> 10;
 }

@@ -77,6 +77,16 @@ static long long file_int(const char *path, const char *name)
 	return rmbi_kv_int(rmbi_buf, name);
 }
 
+long long rmb_read_number(const char *path)
+{
+	long long v;
+
+	if (rmbi_read_file(path, rmbi_buf, sizeof(rmbi_buf)) < 0 ||
+	    sscanf(rmbi_buf, "%lld", &v) != 1)
+		return -1;
+	return v;
+}
+
 long long rmb_meminfo_kb(const char *field)
 {
 	return file_int("/proc/meminfo", field);

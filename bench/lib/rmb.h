@@ -91,6 +91,9 @@ long long rmb_vmstat(const char *name);		/* -1: no such line */
 int rmb_slabinfo(const char *cache, struct rmb_slab *out); /* -1: absent */
 const char *rmb_scheme(void);		/* /proc/rmapbench, or "unknown" */
 long long rmb_rmapbench(const char *name);	/* -1: absent */
+/* The number a file (sysctl, sysfs, cgroup) starts with; -1 if it cannot
+ * be read or starts with none ("max" in memory.max). */
+long long rmb_read_number(const char *path);
 long long rmb_kswapd_cpu_ns(void);	/* user+system time of kswapd* */
 /* Counts of /proc/self/pagemap over [base, base + npages pages). */
 struct rmb_pagemap {
