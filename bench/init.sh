@@ -7,7 +7,8 @@
 #   RMB-STEP-END n rc=R ms=T        it ended
 #   RMB-DONE rc=R                   the plan ended (R: failed steps)
 # Plan lines ('#' lines are skipped):
-#   swapon / swapoff        swap on the virtio disk /dev/vda (mkswap first)
+#   swapon / swapoff        swap on the virtio disk /dev/vda (mkswap first),
+#                           or on /dev/zram0 with rmb.swap=zram
 #   run PROGRAM ARGS...     runs /bench/PROGRAM
 #   info                    prints the state sections
 #   section NAME CMD...     runs CMD, its output as section NAME
@@ -46,6 +47,7 @@ info() {
 	section vmstat /proc/vmstat
 	section slabinfo /proc/slabinfo
 	section swaps /proc/swaps
+	[ -z "$zram" ] || section zram /sys/block/zram0/mm_stat
 }
 
 now_ms() {
@@ -53,12 +55,12 @@ now_ms() {
 }
 
 swap_on() {
-	if [ ! -b /dev/vda ]; then
+	if [ ! -b "$swapdev" ]; then
 		echo "RMB-SWAP none"
 		return 1
 	fi
-	mkswap /dev/vda >/dev/null && swapon /dev/vda &&
-		echo "RMB-SWAP /dev/vda" && return
+	mkswap "$swapdev" >/dev/null && swapon "$swapdev" &&
+		echo "RMB-SWAP $swapdev" && return
 	echo "RMB-SWAP failed"
 	return 1
 }
@@ -149,14 +151,25 @@ memcg_limit() {
 		echo " memcg_max=$(cat /sys/fs/cgroup/rmb/memory.max)"
 }
 
+# rmb.swap=zram (the guest setting zram): swap goes to /dev/zram0 instead,
+# as large as the virtio disk, which stays attached and unused
+swapdev=/dev/vda
+zram=
+if [ "$(rmb_arg swap)" = zram ] && sectors=$(cat /sys/block/vda/size) &&
+	echo $((sectors * 512)) >/sys/block/zram0/disksize; then
+	swapdev=/dev/zram0
+	zram=" swap=zram"
+fi
+
 # The features of the distro profile's kernels, where the kernel has
-# them (a minimal kernel has none: nothing is done, nothing printed):
-# cgroup v2 mounted, MGLRU on (off with rmb.lru_gen=n), the plan in a
-# memory cgroup with rmb.memcg=PCT; then one line saying what is on:
-#   RMB-FEATURES numa_nodes=N cgroup2=0|1 memcg=0|1 [memcg_max=BYTES]
-#                lru_gen=0x.. zswap=Y|N
+# them (a minimal kernel has none: nothing is done, nothing printed
+# unless zram swap is set up): cgroup v2 mounted, MGLRU on (off with
+# rmb.lru_gen=n), the plan in a memory cgroup with rmb.memcg=PCT; then
+# one line saying what is on:
+#   RMB-FEATURES [swap=zram] numa_nodes=N cgroup2=0|1 memcg=0|1
+#                [memcg_max=BYTES] lru_gen=0x.. zswap=Y|N
 features() {
-	on=
+	on=$zram
 	if grep -qw cgroup2 /proc/filesystems && [ -d /sys/fs/cgroup ]; then
 		mount -t cgroup2 cgroup2 /sys/fs/cgroup && on="$on cgroup2=1"
 		if grep -qw memory /sys/fs/cgroup/cgroup.controllers; then
@@ -200,7 +213,7 @@ while read -r verb rest; do
 	case "$verb" in
 	info) info ;;
 	swapon) swap_on ;;
-	swapoff) swapoff /dev/vda ;;
+	swapoff) swapoff "$swapdev" ;;
 	settle) settle "$rest" ;;
 	run) set -- $rest; prog=$1; shift; "/bench/$prog" "$@" ;;
 	section) set -- $rest; run_section "$@" ;;

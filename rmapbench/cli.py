@@ -313,8 +313,8 @@ def add_run_commands(sub: Sub) -> None:
                    f"{', '.join(testbed.variant_names())} (repeatable)")
     p.add_argument("--setting", metavar="NAME[,NAME]",
                    help="boot every stack's guests with guest settings: "
-                   f"{', '.join(settings.setting_names())} (a profile that "
-                   "has their features: --profile distro)")
+                   f"{', '.join(settings.setting_names())} (all but zram "
+                   "need the distro profile's features: --profile distro)")
     p.add_argument("--clock", default=testbed.HOST,
                    help="guest clock(s), comma-separated: "
                    f"{', '.join(testbed.clock_names())} (default host)")

@@ -1,5 +1,5 @@
-"""Guest settings: a feature of the distro kernels switched another way
-for an experiment, in the guests of both stacks alike.
+"""Guest settings: a feature of the kernels switched another way for an
+experiment, in the guests of both stacks alike.
 
 A setting is kernel arguments that bench/init.sh (rmb.*) or the kernel
 itself reads at boot, the profile feature it needs, and the
@@ -24,12 +24,13 @@ Exp = TypeVar("Exp", bound=Any)
 @dataclass(frozen=True)
 class Setting:
     """name: what experiments add to their names; args: the kernel
-    arguments; needs: the profile feature (profiles.FEATURES); shows:
-    the RMB-FEATURES key that confirms it, and its value ("": any);
-    text: what it does, for the report."""
+    arguments; needs: the profile feature (profiles.FEATURES), None if
+    every profile's kernels have it; shows: the RMB-FEATURES key that
+    confirms it, and its value ("": any); text: what it does, for the
+    report."""
     name: str
     args: str
-    needs: str
+    needs: str | None
     shows: tuple[str, str]
     text: str
 
@@ -59,6 +60,11 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("zswap", "zswap.enabled=1", "zswap", ("zswap", "Y"),
             "zswap on: pages swapped out are compressed into RAM first, "
             "and the disk's cost leaves reclaim"),
+    # every kernel has zram (base.config); init.sh sizes it as the disk
+    Setting("zram", "rmb.swap=zram", None, ("swap", "zram"),
+            "swap on zram: pages swapped out are compressed into the "
+            "guest's RAM by the reclaiming CPU, with no disk and no "
+            "host I/O in the guest's time"),
 )
 
 
@@ -77,7 +83,7 @@ def with_setting(exp: Exp, name: str, **changes: object) -> Exp:
     with the headline experiment."""
     s = setting(name)
     append = " ".join(a for a in (exp.append, s.args) if a)
-    needs = tuple(dict.fromkeys((*exp.needs, s.needs)))
+    needs = tuple(dict.fromkeys((*exp.needs, *filter(None, (s.needs,)))))
     return replace(exp, name=f"{exp.name}-{s.name}", append=append,
                    needs=needs, text=f"{exp.text}; {s.text}",
                    variants=(), **changes)

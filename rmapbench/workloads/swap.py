@@ -310,10 +310,11 @@ WORKLOAD = Workload(
                          "clocks": (ICOUNT, testbed.HOST)},
                    text="a swapping family across guest memory sizes"),
         FAMILY_EXP,
-        # the family of 4 with each guest setting of the distro kernels
-        # that changes reclaim: a memory cgroup, MGLRU off, zswap on
+        # the family of 4 with each guest setting that changes reclaim:
+        # a memory cgroup, MGLRU off, zswap on (the distro kernels), and
+        # swap on zram instead of the disk (every kernel)
         *(with_setting(FAMILY_EXP, s, sweep={"N": [4]}, full={})
-          for s in ("memcg", "classic", "zswap")),
+          for s in ("memcg", "classic", "zswap", "zram")),
         # the family on 2 vCPUs (host clock: each boot runs alone), as
         # small as swap-mem's and at most three repetitions: its
         # intervals stay wide, its direction shows.  80 MB: the guest

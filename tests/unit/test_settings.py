@@ -51,10 +51,20 @@ def test_every_feature_needed_is_one_a_profile_can_have():
     needed |= {n for w in workloads.WORKLOADS.values() for m in w.modes
                for n in m.needs}
     assert needed <= set(profiles.FEATURES)
-    assert {s.needs for s in settings.SETTINGS} <= set(profiles.FEATURES)
+    assert {s.needs for s in settings.SETTINGS} - {None} <= \
+        set(profiles.FEATURES)
 
 
-def test_the_comparison_runs_each_setting_on_the_distro_kernels():
+def test_a_setting_every_kernel_has_runs_on_every_profile():
+    exp = settings.with_setting(BASE, "zram")
+    assert exp.needs == () and exp.append == "rmb.swap=zram"
+    where = [Target(MINIMAL, "x86_64"), Target(DISTRO, "x86_64")]
+    assert {p.config.profile for p in experiments.sweep_points(exp, where)} \
+        == {MINIMAL, DISTRO}
+    assert settings.with_setting(exp, "zswap").needs == ("zswap",)
+
+
+def test_the_comparison_runs_each_setting():
     targets = profiles.targets(None, None)
     names = {p.exp.name for e in workloads.experiments()
              for p in experiments.sweep_points(e, targets)
@@ -70,6 +80,8 @@ def test_the_comparison_runs_each_setting_on_the_distro_kernels():
     ("classic", {"lru_gen": "0x0007"}, False),
     ("zswap", {"zswap": "Y"}, True),
     ("zswap", {"zswap": "N"}, False),
+    ("zram", {"swap": "zram"}, True),
+    ("zram", {}, False),
 ])
 def test_a_setting_is_confirmed_by_the_guest_features(setting, features, ok):
     args = settings.setting(setting).args
