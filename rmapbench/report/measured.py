@@ -7,7 +7,7 @@ import statistics
 from dataclasses import replace
 from pathlib import Path
 
-from .. import metrics, phases, stats, store, testbed
+from .. import metrics, phases, settings, stats, store, testbed
 from ..analysis import TARGET, ConfigStats
 from ..record import Config, ConfigKey, is_variant, lane
 from ..testbed import HOST
@@ -167,14 +167,24 @@ def timed_ratios(analysis: list[ConfigStats]) -> dict[str, Timed]:
     return out
 
 
+def pressure_of(cs: ConfigStats) -> str:
+    """'under swap', 'no swap-out' or 'swap-out not counted', with the
+    guest settings the configuration ran with ('under swap (zram)'):
+    a swap device or a reclaim of another kind is a pressure apart."""
+    pressure = decision.PRESSURE[decision.swapped(cs)]
+    names = ", ".join(s.name for s in settings.in_force(cs.key.kernel_args))
+    return f"{pressure} ({names})" if names else pressure
+
+
 def interval_widths(analysis: list[ConfigStats]) -> list[str]:
     """Per clock, apart for configurations that swapped (a reclaim's
-    course varies where a CPU-bound path does not): how many timed
-    ratios lie within the repetitions' target and the widest of them."""
+    course varies where a CPU-bound path does not) and for each set of
+    guest settings: how many timed ratios lie within the repetitions'
+    target and the widest of them."""
     groups: dict[tuple[str, str], Timed] = {}
     for clock, items in timed_ratios(analysis).items():
         for item in items:
-            key = (clock, decision.PRESSURE[decision.swapped(item[1])])
+            key = (clock, pressure_of(item[1]))
             groups.setdefault(key, []).append(item)
     rows = []
     for (clock, pressure), items in sorted(groups.items()):
@@ -188,7 +198,8 @@ def interval_widths(analysis: list[ConfigStats]) -> list[str]:
         return []
     return ["## Interval widths", "",
             f"Per guest clock and memory pressure: the timed metrics' "
-            f"{testbed.NEW}/{testbed.BASE} ratios, how many have a 95% "
+            f"{testbed.NEW}/{testbed.BASE} ratios (apart for each set of "
+            "guest settings), how many have a 95% "
             f"interval within ±{TARGET:.0%} of the ratio (the "
             "target repetitions are added for), and the widest.",
             ""] + table(

@@ -252,7 +252,8 @@ def test_interval_widths_count_the_timed_ratios_within_target(text):
     for clock, items in widths.items():
         groups: dict = {}
         for item in items:
-            p = decision.PRESSURE[decision.swapped(item[1])]
+            p = measured.pressure_of(item[1])
+            assert p.startswith(decision.PRESSURE[decision.swapped(item[1])])
             groups.setdefault(p, []).append(item)
         seen_pressures |= set(groups)
         assert sum(len(g) for g in groups.values()) == len(items)
@@ -281,3 +282,18 @@ def test_how_sure_names_the_clock_of_a_timing():
         "emulated timing (TCG)")
     assert compare.how_sure(c, timed, True, "icount").endswith(
         "icount clock")
+
+
+def test_interval_widths_keep_each_set_of_guest_settings_apart():
+    """Swap to zram is a pressure of its own in the interval table (its
+    point: an icount boot that swaps without host I/O repeats)."""
+    from rmapbench.analysis import analyse
+    from rmapbench.report import measured
+    recs = fabricate.full_run()
+    zram = [dict(r, experiment="swap-family-zram",
+                 kernel_args="rmb.swap=zram")
+            for r in recs if r.get("experiment") == "swap-family"]
+    assert zram
+    rows = "\n".join(measured.interval_widths(analyse(recs + zram)))
+    assert "| icount | under swap (zram) |" in rows
+    assert "| icount | under swap |" in rows
