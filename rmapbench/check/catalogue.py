@@ -14,15 +14,17 @@ from .. import plan, settings, testbed
 # SELFTESTS) and what the suite knows about them.
 SELFTESTS = ("mremap_test", "mremap_dontunmap", "mlock2-tests",
              "mlock-random-test", "map_fixed_noreplace", "map_populate",
-             "madv_populate", "mrelease_test", "soft-dirty", "userfaultfd")
+             "madv_populate", "mrelease_test", "soft-dirty", "userfaultfd",
+             "migration")
 # What a selftest needs beyond the base kernels, where it runs and how:
 # its arguments, the profile features it needs, its arches (migration
-# links libnuma, static for amd64 only), its vCPUs (migration moves pages
-# from one thread per CPU but the first)
+# links libnuma, static for amd64 only), its vCPUs (migration runs a
+# thread per CPU but one, and skips every subtest with fewer than two of
+# them: it needs three CPUs)
 SELFTEST_ARGS = {"userfaultfd": "anon 16 8"}
 SELFTEST_NEEDS = {"userfaultfd": ("userfaultfd",), "migration": ("numa",)}
 SELFTEST_ARCHES = {"migration": ("x86_64",)}
-SELFTEST_VCPUS = {"migration": 2}
+SELFTEST_VCPUS = {"migration": 4}
 # Selftests whose skipped subtests tested nothing the suite can do
 # without: a skip fails them
 SELFTEST_NO_SKIP = {"migration": "a skipped subtest migrated nothing"}
