@@ -152,13 +152,15 @@ memcg_limit() {
 }
 
 # rmb.swap=zram (the guest setting zram): swap goes to /dev/zram0 instead,
-# as large as the virtio disk, which stays attached and unused
+# as large as the virtio disk, which stays attached and unused.  If zram
+# cannot be set up, swapon fails: never the disk in its place.
 swapdev=/dev/vda
 zram=
-if [ "$(rmb_arg swap)" = zram ] && sectors=$(cat /sys/block/vda/size) &&
-	echo $((sectors * 512)) >/sys/block/zram0/disksize; then
+if [ "$(rmb_arg swap)" = zram ]; then
 	swapdev=/dev/zram0
-	zram=" swap=zram"
+	sectors=$(cat /sys/block/vda/size) &&
+		echo $((sectors * 512)) >/sys/block/zram0/disksize &&
+		zram=" swap=zram"
 fi
 
 # The features of the distro profile's kernels, where the kernel has

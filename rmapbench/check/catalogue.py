@@ -270,6 +270,19 @@ def memcg_test(group: str) -> Test:
                 needs=("memcg",))
 
 
+def zram_tests(group: str) -> list[Test]:
+    """The torture and the swap-in race swapping to zram: a synchronous
+    swap device, whose swap-in of a page mapped once skips the swap cache
+    (SWP_SYNCHRONOUS_IO), a path the disk never takes."""
+    t = torture_test("all", group, "pages=512 N=4", name="torture-zram")
+    r = race_test("mremap-swapin", group, "pages=256 rounds=600")
+    return [Test(t.name, t.kind, t.group, t.command,
+                 "every scenario on 2 vCPUs, swapping to zram",
+                 expect=t.expect, swap=True),
+            Test(f"{r.name}-zram", r.kind, r.group, r.command,
+                 f"{r.what}, swapping to zram", expect=r.expect, swap=True)]
+
+
 def offline_test(group: str, args: str) -> Test:
     return Test("migrate-offline", "migrate", group,
                 plan.run("rmb-migrate", f"mode=offline {args}"),
@@ -398,6 +411,9 @@ def full_catalogue() -> tuple[list[Group], list[Test]]:
               # reclaim is the cgroup's, its walks filtered by memcg
               Group("memcg", {"x86_64": 256}, 900.0, smp=2,
                     append=settings.setting("memcg").args),
+              # swap on zram (settings.py's zram) instead of the disk
+              Group("zram", {"i386": 192, "x86_64": 256}, 900.0, smp=2,
+                    append=settings.setting("zram").args),
               # memory hot-remove: 128 MB blocks, the upper half of each
               # node's memory in ZONE_MOVABLE, whose blocks can go offline
               Group("offline", {"x86_64": 1024}, 900.0, smp=2,
@@ -414,6 +430,7 @@ def full_catalogue() -> tuple[list[Group], list[Test]]:
     tests.append(migrate_test("torture", "workers=16 pages=1024 rounds=20"))
     tests.append(offline_test("offline", "workers=8 pages=4096 rounds=6"))
     tests.append(memcg_test("memcg"))
+    tests += zram_tests("zram")
     tests += [hwpoison_test(n, "torture") for n in HWPOISON_MODE]
     tests += smp_tests("torture", 2) + smp_tests("torture", 4)
     # i386 with 1 GB: the anonymous pages come from highmem; no balloon
