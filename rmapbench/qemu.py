@@ -16,7 +16,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import paths, postmortem, scratch, testbed
+from . import paths, postmortem, qemusuite, scratch, testbed
 from .errors import UserError
 from .extras import Files
 from .profiles import MINIMAL, profile as profile_of
@@ -69,8 +69,11 @@ class BootResult:
     command: list[str]
 
 
-def qemu_binary(arch: str) -> str:
+def qemu_binary(arch: str, suite: str = "") -> str:
+    """The QEMU for arch: the installed one, or suite's (qemusuite.py)."""
     name = testbed.arch(arch).qemu
+    if suite:
+        return qemusuite.binary(suite, name)
     binary = shutil.which(name)
     if binary is None:
         raise UserError(f"{name} not found: run 'make setup' "
@@ -78,8 +81,8 @@ def qemu_binary(arch: str) -> str:
     return binary
 
 
-def qemu_version() -> str:
-    res = subprocess.run([qemu_binary("x86_64"), "--version"],
+def qemu_version(suite: str = "") -> str:
+    res = subprocess.run([qemu_binary("x86_64", suite), "--version"],
                          capture_output=True, text=True)
     return res.stdout.splitlines()[0] if res.stdout else "unknown"
 
@@ -101,7 +104,10 @@ def command(boot: Boot, kernel: Path, initrd: Path, accel: str,
                                   profile.append,
                                   boot.append) if a)
     smp, nodes = machine(boot, accel, clock)
-    cmd = [qemu_binary(boot.arch), "-accel", accel_of(accel, clock),
+    firmware = (qemusuite.firmware_args(clock.qemu_suite)
+                if clock.qemu_suite else [])
+    cmd = [qemu_binary(boot.arch, clock.qemu_suite), *firmware,
+           "-accel", accel_of(accel, clock),
            *clock.qemu_args, "-cpu", testbed.arch(boot.arch).cpu,
            "-m", str(boot.mem_mb), "-smp", smp, *nodes,
            "-kernel", str(kernel), "-initrd", str(initrd),

@@ -76,6 +76,9 @@ class Clock:
     # Multi-threaded TCG (one host thread per vCPU); icount runs all
     # vCPUs round-robin in one thread.
     mttcg: bool = True
+    # the Debian suite whose QEMU its boots run (qemusuite.py; "": the
+    # installed QEMU)
+    qemu_suite: str = ""
 
 
 @dataclass(frozen=True)
@@ -141,7 +144,7 @@ ARCHES: tuple[Arch, ...] = (
          tools=("fio", "stress-ng")),
 )
 
-HOST, ICOUNT = "host", "icount"
+HOST, ICOUNT, ICOUNT_RR = "host", "icount", "icount-rr"
 CLOCKS: tuple[Clock, ...] = (
     Clock(HOST, "guest time follows host time (real time under KVM, the "
           "emulator's speed under emulation): timings move with the "
@@ -167,12 +170,30 @@ CLOCKS: tuple[Clock, ...] = (
           "timing measures code path length; repeatable and independent "
           "of the host's load, but caches and memory latency are not "
           "modelled and device time is hidden", accel="tcg",
-          qemu_args=("-icount", "shift=0,sleep=off"),
+          qemu_args=("-icount", "shift=0,sleep=off", "-seed", "1"),
           append="noapictimer acpi=off",
           # QEMU 7.2 never brings the second vCPU up under icount (both
           # arches, with or without noapictimer, sleep=off, align=off:
           # the boot stops at "x86: Booting SMP configuration")
           repeatable=True, max_vcpus=1, mttcg=False),
+    # icount on several vCPUs.  Bookworm's QEMU 7.2 hands the whole
+    # budget to the first vCPU, and the boot hangs where the kernel
+    # waits for the second (do_boot_cpu()); QEMU 8.1 onwards share it
+    # (qemusuite.py).  ACPI stays on: with acpi=off the kernel reads
+    # SeaBIOS's MP table, which lists the boot CPU alone.
+    Clock(ICOUNT_RR, "QEMU 10's instruction counting on several vCPUs "
+          "(-icount shift=0,sleep=off, from bookworm-backports): the vCPUs "
+          "run in turn in one host thread, each given a share of the "
+          "instructions up to the next timer, and guest time counts the "
+          "instructions of all of them together, 1 ns each.  So a timing "
+          "measures the work of every CPU summed, not the wall time of "
+          "parallel CPUs; threads interleave at the boundaries of those "
+          "shares, never at once, so a lock is contended only when its "
+          "holder's share ends inside it.  Repeatable, like icount",
+          accel="tcg",
+          qemu_args=("-icount", "shift=0,sleep=off", "-seed", "1"),
+          append="noapictimer", repeatable=True, max_vcpus=8, mttcg=False,
+          qemu_suite="bookworm-backports"),
 )
 
 

@@ -1,6 +1,8 @@
 #!/bin/sh
 # Install what rmapbench needs on a Debian 12 machine: the kernel source,
-# the toolchain for two arches, QEMU, the Python libraries, and Slurm
+# the toolchain for two arches, QEMU (and bookworm-backports in apt's
+# sources, for a newer QEMU downloaded, never installed), the Python
+# libraries, and Slurm
 # (the tests start a cluster of this machine: tools/slurm-cluster.sh;
 # Debian's packages may start system daemons of their own, which the
 # tests' cluster leaves alone: its own socket, ports and files).  Only
@@ -25,6 +27,21 @@ need_update=""
 if ! dpkg --print-foreign-architectures | grep -qx i386; then
 	dpkg --add-architecture i386
 	need_update=1
+fi
+# bookworm-backports: the QEMU of the icount-rr clock is downloaded from
+# it, never installed (rmapbench/qemusuite.py).  apt installs nothing
+# from backports unless asked for it by name.
+BACKPORTS=/etc/apt/sources.list.d/rmapbench-bookworm-backports.sources
+if ! grep -rqs "bookworm-backports" /etc/apt/sources.list /etc/apt/sources.list.d; then
+	if [ "$(id -u)" -eq 0 ]; then
+		printf '%s\n' "Types: deb" "URIs: http://deb.debian.org/debian" \
+			"Suites: bookworm-backports" "Components: main" \
+			"Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg" \
+			>"$BACKPORTS"
+		need_update=1
+	else
+		echo "setup: no bookworm-backports in apt's sources (root adds it): the icount-rr clock cannot download its QEMU" >&2
+	fi
 fi
 [ -z "$missing" ] || need_update=1
 
