@@ -123,10 +123,36 @@ def main_configs(analysis: list[ConfigStats]) -> list[Main]:
     return out
 
 
+def smp_configs(analysis: list[ConfigStats]) -> list[Main]:
+    """(workload, mode, configuration on a kernel) of each experiment of a
+    regime-naming mode that boots several vCPUs on a repeatable clock
+    (icount-rr): its boots repeat as the one-vCPU rows' do, so it
+    decides beside them.  Host-clock SMP experiments stay context."""
+    kernels = compare.kernels(analysis)
+    out = []
+    for workload, entry in metrics.declared_modes():
+        for exp in workloads.experiments() if entry.regime else ():
+            if (exp.workload, exp.mode) != (workload, entry.name) or \
+                    exp.name in entry.main or max(exp.vcpus) < 2 or \
+                    not testbed.clock(exp.clocks[0]).repeatable:
+                continue
+            mine = [c for c in analysis if c.key.experiment == exp.name
+                    and c.key.vcpus > 1]
+            for k in kernels:
+                cs = compare.main_config(mine, workload, entry.name, k)
+                if cs is not None:
+                    out.append((workload, entry, cs))
+    return out
+
+
 def headlines(analysis: list[ConfigStats]) -> list[Headline]:
-    """Every regime-naming mode's headline, in the workloads' order."""
+    """Every regime-naming mode's headline, in the workloads' order, then
+    the SMP rows on a repeatable clock (named with their vCPUs)."""
+    smp = [replace(h, what=f"{h.what} ({h.vcpus} vCPUs)")
+           for h in (headline_of(e.regime, w, e, cs)
+                     for w, e, cs in smp_configs(analysis))]
     return [headline_of(e.regime, w, e, cs)
-            for w, e, cs in main_configs(analysis)]
+            for w, e, cs in main_configs(analysis)] + smp
 
 
 def variant_headlines(analysis: list[ConfigStats],
@@ -406,7 +432,9 @@ def decision(records: list[dict], analysis: list[ConfigStats],
     others = variant_headlines(analysis, records)
     out = ["## Decision", "",
            "Per regime, the headline metric of each of its modes at the "
-           "mode's main configuration (the Summary's rows); the regime's "
+           "mode's main configuration (the Summary's rows), and where a "
+           "mode also runs on several vCPUs on a repeatable clock "
+           "(icount-rr), there too; the regime's "
            "outcome counts those rows and nothing else.  Mark: `*` Welch "
            "p < 0.05, `exact` a count that never varied.  A significant "
            f"difference whose whole interval stays within "

@@ -12,7 +12,7 @@ from pathlib import Path
 from .. import figures as fg
 from .. import testbed
 from ..record import is_failed
-from ..testbed import FORK_ORDER, HOST, ICOUNT, variants_of
+from ..testbed import FORK_ORDER, HOST, ICOUNT, ICOUNT_RR, variants_of
 from .base import HIGHER, NEUTRAL, Experiment, Figure, Mode, Workload, \
     metric
 
@@ -185,8 +185,14 @@ WORKLOAD = Workload(
                    full={"clocks": (ICOUNT, HOST)},
                    variants=ORDERS,
                    text="fork + child check + exit, rounds per second"),
+        # on the icount-rr clock: its time sums both vCPUs' instructions
+        # (the child's exit on one, the parent's next fork on the other),
+        # and repeats; 'compare --full' also on the host clock, where
+        # they run at once
         Experiment("fork-rate-smp", "fork", "rate", ALL,
                    fixed={"V": 1000, "N": 300}, vcpus=(2,), packs=True,
+                   clocks=(ICOUNT_RR,),
+                   full={"clocks": (ICOUNT_RR, HOST)},
                    variants=ORDERS,
                    text="fork + child check + exit on 2 vCPUs: the child "
                         "runs and exits on the other CPU while the parent "

@@ -31,11 +31,12 @@ def test_every_regime_has_a_mode_or_says_not_measured(records, analysis):
     for _, title in workloads.REGIMES:
         assert f"### {title}\n" in text
     # fabricate: a headline per fast-path mode and arch (fastpath 3,
-    # stressng 2, on 2 arches), counted
+    # stressng 2, on 2 arches), and the two fastpath modes that also run
+    # on 2 vCPUs on the icount-rr clock, counted
     fast = text.split("### fast path, no memory pressure\n")[1]
     outcome = fast.lstrip().split("\n")[0]
-    assert " of 10 headline comparison(s)" in outcome or \
-        "in any of 10" in outcome, outcome
+    assert " of 14 headline comparison(s)" in outcome or \
+        "in any of 14" in outcome, outcome
     # a run without it says so, and does not drop the regime
     rest = [r for r in records
             if r["workload"] not in ("fastpath", "stressng")]
@@ -61,9 +62,20 @@ def test_a_mode_s_main_params_hold_its_decision_to_one_setting(analysis):
     at T=1, as the default comparison does: the middle of the sweep
     would have been T=2."""
     fast = [h for h in decision.headlines(analysis)
-            if h.what.startswith("fastpath/")]
+            if h.what.startswith("fastpath/") and h.vcpus == 1]
     assert len(fast) == 6
     assert all(" T=1" in h.config and "T=2" not in h.config for h in fast)
+
+
+def test_smp_rows_on_a_repeatable_clock_decide_beside_the_others(analysis):
+    """The fastpath -smp experiments run on icount-rr (fabricated, as
+    fork-rate-smp is not): rows of their own, named with their vCPUs;
+    the host-clock SMP experiments (bundle-contend) stay out."""
+    smp = [h for h in decision.headlines(analysis) if h.vcpus > 1]
+    assert {h.what for h in smp} == {"fastpath/fault (2 vCPUs)",
+                                     "fastpath/sdet (2 vCPUs)"}
+    assert all(h.clock == "icount-rr" and "T=2" in h.config
+               for h in smp if h.what.startswith("fastpath"))
 
 
 def test_regime_outcome_counts_its_rows():

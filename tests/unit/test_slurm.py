@@ -367,16 +367,16 @@ def test_the_report_warns_of_a_host_clock_point_measured_on_two_nodes():
     import fabricate
     from rmapbench.report import nodes
 
-    def boot(stack: str, node: str, experiment: str = "fork-rate-smp"
+    def boot(stack: str, node: str, experiment: str = "swap-smp"
              ) -> dict:
-        rec = fabricate.record(experiment, stack, "i386", "fork", "rate",
-                               {"N": 300}, {"forks_per_s": 100.0})
+        rec = fabricate.record(experiment, stack, "x86_64", "swap",
+                               "family", {"N": 4}, {"walk_mean_ns": 100.0})
         return {"node": node, "records": [rec]}
     assert nodes.warnings([boot("anon_vma", "n1"), boot("anonmm", "n1")]) \
         == []
     # on icount, or stored before boots named their node: no warning
-    assert nodes.warnings([boot("anon_vma", "n1", "fork-rate"),
-                           boot("anonmm", "n2", "fork-rate")]) == []
+    assert nodes.warnings([boot("anon_vma", "n1", "swap-family"),
+                           boot("anonmm", "n2", "swap-family")]) == []
     assert nodes.warnings([boot("anon_vma", "n1"),
                            {"records": boot("anonmm", "")["records"]}]) == []
     (text, _) = nodes.warnings([boot("anon_vma", "n1"), boot("anonmm", "n2")])
