@@ -172,9 +172,7 @@ CLOCKS: tuple[Clock, ...] = (
           "modelled and device time is hidden", accel="tcg",
           qemu_args=("-icount", "shift=0,sleep=off", "-seed", "1"),
           append="noapictimer acpi=off",
-          # QEMU 7.2 never brings the second vCPU up under icount (both
-          # arches, with or without noapictimer, sleep=off, align=off:
-          # the boot stops at "x86: Booting SMP configuration")
+          # one vCPU: several need ACPI on and another QEMU (icount-rr)
           repeatable=True, max_vcpus=1, mttcg=False),
     # icount on several vCPUs.  Bookworm's QEMU 7.2 hands the whole
     # budget to the first vCPU, and the boot hangs where the kernel

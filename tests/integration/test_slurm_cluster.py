@@ -51,10 +51,10 @@ def test_an_array_and_a_dependent_job_run(slurm, tmp_path: Path):
 # The smallest comparison that boots every kind of slice on i386 (the
 # comparison's own arch): mremap-unshared and fork-rate pack into one
 # icount boot per stack, fork-depth's exact counts on the host clock
-# share nodes (no timing at stake), fastpath-fault-smp's host-clock
-# timings run alone (--exclusive).
+# share nodes (no timing at stake), swap-ceiling's host-clock timings
+# (fio on the swap disk) run alone (--exclusive).
 COMPARE = ["compare", "--experiments",
-           "mremap-unshared,fork-rate,fork-depth,fastpath-fault-smp",
+           "mremap-unshared,fork-rate,fork-depth,swap-ceiling",
            "--arch", "i386", "--reps", "1", "--accel", "tcg"]
 # icount timings repeat within 0.5% between boots (docs/measurements.md)
 ICOUNT_TOLERANCE = 0.01
