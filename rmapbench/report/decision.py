@@ -302,9 +302,10 @@ def settings_table(analysis: list[ConfigStats]) -> list[str]:
     what = [f"- `{s.name}` ({s.args}): {s.text}." for s in settings.SETTINGS
             if s.name in named]
     return ["### Guest settings", "",
-            "Experiments that also run with a feature of the distro "
-            "kernels switched another way, in both stacks' guests alike "
-            "(context: the outcomes above count none of them):", "",
+            "Configurations run with a feature of the kernels switched "
+            "another way, in both stacks' guests alike, beside the same "
+            "point without it (context: only a mode's main configuration "
+            "counts in the outcomes above):", "",
             *what, "", *table(SETTINGS_HEADER, rows), ""]
 
 
