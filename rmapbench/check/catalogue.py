@@ -14,8 +14,7 @@ from .. import plan, settings, testbed
 # SELFTESTS) and what the suite knows about them.
 SELFTESTS = ("mremap_test", "mremap_dontunmap", "mlock2-tests",
              "mlock-random-test", "map_fixed_noreplace", "map_populate",
-             "madv_populate", "mrelease_test", "soft-dirty", "userfaultfd",
-             "migration")
+             "madv_populate", "mrelease_test", "soft-dirty", "userfaultfd")
 # What a selftest needs beyond the base kernels, where it runs and how:
 # its arguments, the profile features it needs, its arches (migration
 # links libnuma, static for amd64 only), its vCPUs (migration runs a
