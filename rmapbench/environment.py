@@ -1,6 +1,7 @@
 """What a run was made with: sources, configs, tools, host."""
 
 import hashlib
+import json
 import os
 import platform
 import shlex
@@ -77,6 +78,16 @@ def profiles_of(targets: list[Target]) -> dict[str, dict[str, str]]:
                       dict.fromkeys(t.profile for t in targets))}
 
 
+def clock_qemus(described: str) -> dict[str, str]:
+    """The version of the QEMU each clock of the run's experiments runs
+    when it is not the installed one (testbed.Clock.qemu_suite): fetched
+    now, so a run that cannot get it stops before its first boot."""
+    names = {c for e in json.loads(described or "[]")
+             for c in e.get("clocks") or ()}
+    return {c.name: qemu.qemu_version(c.qemu_suite)
+            for c in testbed.CLOCKS if c.name in names and c.qemu_suite}
+
+
 def collect(run_id: str, accel: str, reps: int,
             where: "Where | list[Target]", described: str) -> dict:
     """metadata.json; where: the run's kernels (bare arches: the minimal
@@ -93,6 +104,8 @@ def collect(run_id: str, accel: str, reps: int,
         "profiles": profiles_of(targets),
         "bench_digest": bench_digest(),
         "qemu_version": qemu.qemu_version(),
+        # the QEMU of each clock that runs another (testbed.Clock)
+        "clock_qemu": clock_qemus(described),
         "accel": accel,
         "host_cpu": host_cpu(),
         "host_kernel": platform.release(),

@@ -13,6 +13,7 @@ asked for by name), and 'apt-get download PKG/SUITE' fetches the
 packages here: the emulator, its data and the SeaBIOS it requires.
 """
 
+import functools
 import shutil
 import subprocess
 import tempfile
@@ -56,6 +57,7 @@ def ensure(suite: str) -> Path:
     return top
 
 
+@functools.lru_cache(maxsize=None)
 def binary(suite: str, name: str) -> str:
     """suite's QEMU called name (qemu-system-x86_64), checked to find
     every library it loads on this machine."""

@@ -179,3 +179,30 @@ def test_a_failed_check_boot_checks_nothing():
     recs[-1]["clock"] = HOST
     points, decided = decide(DEPTH, recs)
     assert all(decided[p].policy.kind == repetitions.TIMED for p in points)
+
+
+def test_icount_rr_boots_several_vcpus_with_the_backports_qemu(
+        tmp_path, monkeypatch):
+    """icount-rr runs its suite's QEMU with its firmware first, keeps
+    ACPI (the MP table lists one CPU) and boots as many vCPUs as asked
+    (no extra possible one: round-robin TCG)."""
+    from rmapbench import experiments, qemusuite, testbed
+    kernel = tmp_path / "bzImage"
+    kernel.write_text("")
+    monkeypatch.setattr(qemusuite, "binary",
+                        lambda suite, name: f"/q/{suite}/{name}")
+    monkeypatch.setattr(qemusuite, "firmware_args",
+                        lambda suite: ["-L", f"/q/{suite}/fw"])
+    boot = qemu.Boot("anonmm", "x86_64", "", 256, 10, smp=2,
+                     clock=testbed.ICOUNT_RR)
+    cmd = qemu.command(boot, kernel, tmp_path / "initrd", "kvm", None)
+    assert cmd[:3] == ["/q/bookworm-backports/qemu-system-x86_64", "-L",
+                       "/q/bookworm-backports/fw"]
+    assert cmd[cmd.index("-accel") + 1] == "tcg"
+    assert cmd[cmd.index("-smp") + 1] == "2"
+    append = cmd[cmd.index("-append") + 1].split()
+    assert "noapictimer" in append and "acpi=off" not in append
+    experiments.check_vcpus((1, 2, 4), (testbed.ICOUNT_RR,))
+    boot = replace(boot, clock=ICOUNT, smp=1)
+    cmd = qemu.command(boot, kernel, tmp_path / "initrd", "kvm", None)
+    assert cmd[0].endswith("qemu-system-x86_64") and "/q/" not in cmd[0]
