@@ -147,12 +147,15 @@ def smp_configs(analysis: list[ConfigStats]) -> list[Main]:
 
 def headlines(analysis: list[ConfigStats]) -> list[Headline]:
     """Every regime-naming mode's headline, in the workloads' order, then
-    the SMP rows on a repeatable clock (named with their vCPUs)."""
+    the SMP rows on a repeatable clock (named with their vCPUs) that are
+    not a headline already (a run of the SMP experiment alone)."""
+    main = main_configs(analysis)
+    taken = {cs.key for _, _, cs in main}
     smp = [replace(h, what=f"{h.what} ({h.vcpus} vCPUs)")
            for h in (headline_of(e.regime, w, e, cs)
-                     for w, e, cs in smp_configs(analysis))]
-    return [headline_of(e.regime, w, e, cs)
-            for w, e, cs in main_configs(analysis)] + smp
+                     for w, e, cs in smp_configs(analysis)
+                     if cs.key not in taken)]
+    return [headline_of(e.regime, w, e, cs) for w, e, cs in main] + smp
 
 
 def variant_headlines(analysis: list[ConfigStats],

@@ -213,3 +213,16 @@ def test_guest_settings_are_shown_beside_the_same_point_without(records):
     assert "| zram |" in plain and "| memcg" not in plain
     assert plain.split("### Guest settings")[0] == \
         text.split("### Guest settings")[0]
+
+
+def test_an_smp_experiment_run_alone_gives_one_row_per_kernel(records):
+    """Without fork-rate, fork/rate's headline falls back to the SMP
+    configuration: it is not counted twice."""
+    smp = [dict(r, experiment="fastpath-sdet-smp", vcpus=2,
+                clock="icount-rr", boot=r["boot"] + "-smp2")
+           for r in records if r["experiment"] == "fastpath-sdet"]
+    assert smp
+    analysis = analyse(smp)
+    rows = [h for h in decision.headlines(analysis)
+            if h.what.startswith("fastpath/sdet")]
+    assert len(rows) == len({h.arch for h in rows})
