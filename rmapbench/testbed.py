@@ -151,6 +151,10 @@ CLOCKS: tuple[Clock, ...] = (
           "host's load"),
     # Instruction counting: 1 ns of guest time per instruction executed,
     # and an idle guest jumps to its next timer (sleep=off).  TCG only.
+    # Every boot starts from the same RDRAND seed (-seed) and the same
+    # wall-clock time, following guest time (-rtc): both feed the
+    # kernel's random pool, and with it the distro kernels' shuffled
+    # page allocator and slab freelists.
     # noapictimer: the kernel's local APIC timer calibration spins for
     # 100 ms of guest time, which under icount costs seconds of host
     # time per boot; the PIT/HPET tick serves one vCPU as well.
@@ -170,7 +174,8 @@ CLOCKS: tuple[Clock, ...] = (
           "timing measures code path length; repeatable and independent "
           "of the host's load, but caches and memory latency are not "
           "modelled and device time is hidden", accel="tcg",
-          qemu_args=("-icount", "shift=0,sleep=off", "-seed", "1"),
+          qemu_args=("-icount", "shift=0,sleep=off", "-seed", "1",
+                     "-rtc", "base=2026-01-01T00:00:00,clock=vm"),
           append="noapictimer acpi=off",
           # one vCPU: several need ACPI on and another QEMU (icount-rr)
           repeatable=True, max_vcpus=1, mttcg=False),
@@ -189,7 +194,8 @@ CLOCKS: tuple[Clock, ...] = (
           "shares, never at once, so a lock is contended only when its "
           "holder's share ends inside it.  Repeatable, like icount",
           accel="tcg",
-          qemu_args=("-icount", "shift=0,sleep=off", "-seed", "1"),
+          qemu_args=("-icount", "shift=0,sleep=off", "-seed", "1",
+                     "-rtc", "base=2026-01-01T00:00:00,clock=vm"),
           append="noapictimer", repeatable=True, max_vcpus=8, mttcg=False,
           qemu_suite="bookworm-backports"),
 )
