@@ -275,9 +275,12 @@ def check_vcpus(vcpus: tuple[int, ...], clocks: tuple[str, ...]) -> None:
     for clock in clocks:
         most = testbed.clock(clock).max_vcpus
         if max(vcpus) > most:
+            others = [c.name for c in testbed.CLOCKS
+                      if c.max_vcpus >= max(vcpus)]
             raise UserError(f"the {clock} clock boots guests of at most "
                             f"{most} vCPU(s), not {max(vcpus)}: run SMP "
-                            "points on another clock (--clock host)")
+                            f"points on another clock (--clock "
+                            f"{' or --clock '.join(others)})")
 
 
 # Experiment fields for the report only: not part of what a run is.
