@@ -151,15 +151,16 @@ memcg_limit() {
 		echo " memcg_max=$(cat /sys/fs/cgroup/rmb/memory.max)"
 }
 
-# rmb.swap=zram (the guest setting zram): swap goes to /dev/zram0 instead,
-# as large as the virtio disk, which stays attached and unused.  If zram
-# cannot be set up, swapon fails: never the disk in its place.
+# rmb.swap=zram (the guest setting zram): swap goes to /dev/zram0 instead
+# (the harness attaches no disk), twice the guest's memory: more than any
+# workload here swaps, and a slot table of 0.4% of that.  If zram cannot
+# be set up, swapon fails.
 swapdev=/dev/vda
 zram=
 if [ "$(rmb_arg swap)" = zram ]; then
 	swapdev=/dev/zram0
-	sectors=$(cat /sys/block/vda/size) &&
-		echo $((sectors * 512)) >/sys/block/zram0/disksize &&
+	total_kb=$(awk '/^MemTotal:/ { print $2 }' /proc/meminfo) &&
+		echo $((total_kb * 2048)) >/sys/block/zram0/disksize &&
 		zram=" swap=zram"
 fi
 

@@ -104,7 +104,8 @@ def job_of(case: Case) -> executor.Job:
     c = case.config
     return executor.Job(case.key(), case.key(), qemu.Boot(
         case.stack, c.arch, case.plan(), mem_mb=c.mem_mb,
-        timeout_s=case.timeout_s, swap_mb=SWAP_MB,
+        timeout_s=case.timeout_s,
+        swap_mb=settings.swap_disk_mb(case.kernel_args(), SWAP_MB),
         append=case.kernel_args(), files=extras.require(case.extras(), c.arch),
         clock=c.clock, smp=c.vcpus, profile=c.profile))
 

@@ -27,12 +27,13 @@ class Setting:
     arguments; needs: the profile feature (profiles.FEATURES), None if
     every profile's kernels have it; shows: the RMB-FEATURES key that
     confirms it, and its value ("": any); text: what it does, for the
-    report."""
+    report; disk: whether its boots attach the virtio swap disk."""
     name: str
     args: str
     needs: str | None
     shows: tuple[str, str]
     text: str
+    disk: bool = True
 
     def confirmed(self, features: dict[str, str]) -> bool:
         key, value = self.shows
@@ -60,11 +61,14 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("zswap", "zswap.enabled=1", "zswap", ("zswap", "Y"),
             "zswap on: pages swapped out are compressed into RAM first, "
             "and the disk's cost leaves reclaim"),
-    # every kernel has zram (base.config); init.sh sizes it as the disk
+    # every kernel has zram (base.config).  No disk either: the kernel
+    # reads a disk's partition table at boot, a request whose completion
+    # lands at a host-given instruction, after which two icount boots
+    # differ (docs/measurements.md)
     Setting("zram", "rmb.swap=zram", None, ("swap", "zram"),
             "swap on zram: pages swapped out are compressed into the "
             "guest's RAM by the reclaiming CPU, with no disk and no "
-            "host I/O in the guest's time"),
+            "host I/O in the guest's time", disk=False),
 )
 
 
@@ -93,6 +97,12 @@ def in_force(kernel_args: str) -> list[Setting]:
     """The settings whose arguments kernel_args carries."""
     words = set(kernel_args.split())
     return [s for s in SETTINGS if set(s.args.split()) <= words]
+
+
+def swap_disk_mb(kernel_args: str, mb: int) -> int:
+    """The swap disk a boot with kernel_args attaches: mb, or 0 (none)
+    when a setting in force swaps elsewhere."""
+    return mb if all(s.disk for s in in_force(kernel_args)) else 0
 
 
 def unconfirmed(kernel_args: str, features: dict[str, str]) -> str | None:

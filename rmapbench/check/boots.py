@@ -6,7 +6,7 @@ must swap), then what the tests left, swapoff, a walk of init's pages,
 a settle and the final idle count (boot_checks.py judges the two).
 """
 
-from .. import extras, iface, paths, plan, qemu, testbed
+from .. import extras, iface, paths, plan, qemu, settings, testbed
 from .catalogue import SELFTEST_SKIP, Group, Test, selftest_name
 from ..profiles import MINIMAL
 
@@ -123,6 +123,6 @@ def boot_of(stack: str, arch: str, group: Group, smp: int,
             profile: str = MINIMAL) -> qemu.Boot:
     return qemu.Boot(stack, arch, test_plan.text(),
                      mem_mb=group.mem_mb[arch], timeout_s=group.timeout_s,
-                     swap_mb=SWAP_MB, smp=smp,
-                     append=boot_append(group.append),
+                     swap_mb=settings.swap_disk_mb(group.append, SWAP_MB),
+                     smp=smp, append=boot_append(group.append),
                      files=files, profile=profile)

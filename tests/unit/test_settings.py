@@ -103,3 +103,14 @@ def test_a_boot_that_does_not_confirm_its_setting_is_failed():
     assert "zswap" in runner.unconfirmed(case, Run)
     Run.console.features = {"zswap": "Y"}
     assert runner.unconfirmed(case, Run) is None
+
+
+def test_a_boot_swapping_to_zram_attaches_no_disk():
+    """The kernel's partition scan of a disk is host I/O that lands at
+    no fixed instruction: a zram boot goes without the disk."""
+    zram = settings.setting("zram").args
+    assert settings.swap_disk_mb(f"rmb.memcg=75 {zram}", 1024) == 0
+    assert settings.swap_disk_mb("rmb.memcg=75", 1024) == 1024
+    exp = settings.with_setting(BASE, "zram")
+    (point, *_) = experiments.sweep_points(exp, [Target(MINIMAL, "x86_64")])
+    assert runner.job_of(point.case("anonmm", 0)).boot.swap_mb == 0
