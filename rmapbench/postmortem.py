@@ -4,7 +4,9 @@ kill.
 A boot that times out with a silent console says nothing by itself: the
 guest may be spinning, or idle with every task asleep on an interrupt
 that never came.  Before the kill, the harness asks QEMU over QMP for
-the vCPU registers (HLT=1 and IF set: idle, waiting) and for the state
+the vCPU registers (HLT=1 and IF set: idle, waiting), then each vCPU's
+RIP again a few times (one address: a spin; several: a livelock or
+work going on), and for the state
 of every virtqueue (the device's indices, and the guest's own used_event
 and used->idx read from guest memory): together they tell a lost
 interrupt (device done, guest's used_event behind used->idx) from
@@ -16,6 +18,7 @@ parser reads none of them as the kernel's.
 import json
 import re
 import socket
+import time
 from pathlib import Path
 
 MARKER = "RMB-HOST-POSTMORTEM"
@@ -25,6 +28,8 @@ TIMEOUT_S = 3.0
 # its timed-out boots no post-mortem (record() says QEMU did not answer)
 MAX_SOCKET_PATH = 108
 VECTOR_REGISTERS = ("FPR", "XMM", "YMM", "ZMM")   # nothing to say here
+RIP = re.compile(r"\bRIP=([0-9a-f]+)")
+RIP_SAMPLES, RIP_GAP_S = 10, 0.1
 
 
 class QMP:
@@ -88,11 +93,21 @@ def ring_words(qmp: QMP, status: str) -> list[str]:
             for name, addr in words]
 
 
+def rip_samples(qmp: QMP) -> list[str]:
+    """Every vCPU's RIP at RIP_SAMPLES moments RIP_GAP_S apart."""
+    out = []
+    for _ in range(RIP_SAMPLES):
+        time.sleep(RIP_GAP_S)
+        out.append(" ".join(RIP.findall(qmp.hmp("info registers -a"))))
+    return [f"RIP of every vCPU, {RIP_SAMPLES} times {RIP_GAP_S} s apart:",
+            *out]
+
+
 def questions(qmp: QMP) -> list[str]:
     """Every answer, as lines."""
     registers = [line for line in qmp.hmp("info registers -a").splitlines()
                  if not line.startswith(VECTOR_REGISTERS)]
-    lines = ["info registers -a:", *registers]
+    lines = ["info registers -a:", *registers, *rip_samples(qmp)]
     listing = qmp.hmp("info virtio")
     lines += ["info virtio:", *listing.splitlines()]
     for path in virtqueue_paths(listing):

@@ -65,6 +65,8 @@ def test_a_hung_guest_leaves_its_ring_in_the_log(tmp_path: Path):
     assert "qemu| guest used_event: 000000000348d204: 36488" in text
     assert "qemu| guest used->idx: 000000000348d242: 36520" in text
     assert "HLT=1" in text and "YMM00" not in text
+    # the RIP again, to tell a spin from a livelock
+    assert text.count("qemu| ffffffff81023abe\n") == postmortem.RIP_SAMPLES
     assert asked[-1].endswith(" 1")           # no queue 1: stopped there
     assert not console.parse(text).faults
 
