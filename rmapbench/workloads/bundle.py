@@ -167,9 +167,9 @@ SETTINGS = ("classic",)
 
 def setting_experiments() -> tuple[Experiment, ...]:
     """The pair bundle with each of SETTINGS, and the private bundle at
-    W = 64 swapping to zram (every kernel has it, so both arches): on
-    the icount clock its walk repeats within 0.1% between boots, where
-    the disk's spreads by 5-10% (docs/measurements.md)."""
+    W = 64 swapping to zram (every kernel has it, so both arches): with
+    no host I/O in the guest's time its icount boots repeat more
+    closely than the disk's (docs/measurements.md has the figures)."""
     return tuple(with_setting(experiment("pair"), s, sweep={"W": [64]},
                               full={}) for s in SETTINGS) + (
         with_setting(experiment("private"), "zram", sweep={"W": [64]},
