@@ -153,8 +153,14 @@ def unpack(work: Path, pkg: str, root: Path) -> None:
                         "setup', which adds the i386 architecture to dpkg)")
     run(["dpkg-deb", "-x", str(debs[0]), str(work / pkg)])
     shutil.move(str(debs[0]), root.parent.parent / debs[0].name)
+    place(work / pkg, root)
+
+
+def place(unpacked: Path, root: Path) -> None:
+    """Move an unpacked directory to root at once (a rename: another
+    harness that placed it meanwhile is no harm)."""
     try:
-        (work / pkg).rename(root)
+        unpacked.rename(root)
     except OSError:
         if not root.is_dir():
             raise

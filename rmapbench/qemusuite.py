@@ -49,11 +49,7 @@ def ensure(suite: str) -> Path:
                             "sources), or choose another clock") from None
         for deb in sorted(work.glob("*.deb")):
             debs.run(["dpkg-deb", "-x", str(deb), str(work / "root")])
-        try:
-            (work / "root").rename(top)
-        except OSError:
-            if not top.is_dir():
-                raise
+        debs.place(work / "root", top)
     return top
 
 

@@ -130,18 +130,18 @@ def smp_configs(analysis: list[ConfigStats]) -> list[Main]:
     decides beside them.  Host-clock SMP experiments stay context."""
     kernels = compare.kernels(analysis)
     out = []
-    for workload, entry in metrics.declared_modes():
-        for exp in workloads.experiments() if entry.regime else ():
-            if (exp.workload, exp.mode) != (workload, entry.name) or \
-                    exp.name in entry.main or max(exp.vcpus) < 2 or \
-                    not testbed.clock(exp.clocks[0]).repeatable:
-                continue
-            mine = [c for c in analysis if c.key.experiment == exp.name
-                    and c.key.vcpus > 1]
-            for k in kernels:
-                cs = compare.main_config(mine, workload, entry.name, k)
-                if cs is not None:
-                    out.append((workload, entry, cs))
+    for exp in workloads.experiments():
+        entry = metrics.entry(exp.workload, exp.mode)
+        if entry is None or not entry.regime or exp.name in entry.main or \
+                max(exp.vcpus) < 2 or \
+                not testbed.clock(exp.clocks[0]).repeatable:
+            continue
+        mine = [c for c in analysis if c.key.experiment == exp.name
+                and c.key.vcpus > 1]
+        for k in kernels:
+            cs = compare.main_config(mine, exp.workload, exp.mode, k)
+            if cs is not None:
+                out.append((exp.workload, entry, cs))
     return out
 
 
