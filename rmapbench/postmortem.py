@@ -13,6 +13,14 @@ interrupt (device done, guest's used_event behind used->idx) from
 requests the guest never made available.  The answers are appended to
 the boot's log under one marker line, each line prefixed, so the console
 parser reads none of them as the kernel's.
+
+First the guest is asked itself: SysRq keys pressed on its PS/2
+keyboard (every kernel is built with MAGIC_SYSRQ, all of it enabled)
+make the kernel print, on its console and before the marker, a
+backtrace of every CPU (l), the state and stack of every task (t) and
+its memory counters per node and zone (m).  A guest too far gone to
+take the keyboard interrupt prints nothing, and QEMU's answers still
+follow.
 """
 
 import json
@@ -30,6 +38,7 @@ MAX_SOCKET_PATH = 108
 VECTOR_REGISTERS = ("FPR", "XMM", "YMM", "ZMM")   # nothing to say here
 RIP = re.compile(r"\bRIP=([0-9a-f]+)")
 RIP_SAMPLES, RIP_GAP_S = 10, 0.1
+SYSRQ_KEYS, SYSRQ_WAIT_S = "ltm", 2.0
 
 
 class QMP:
@@ -120,12 +129,22 @@ def questions(qmp: QMP) -> list[str]:
     return lines
 
 
+def ask_guest(qmp: QMP) -> None:
+    """Press SysRq with each of SYSRQ_KEYS, giving the kernel time to
+    print each answer on its console."""
+    for key in SYSRQ_KEYS:
+        qmp.hmp(f"sendkey alt-sysrq-{key}")
+        time.sleep(SYSRQ_WAIT_S)
+
+
 def record(qmp_path: Path, log: Path) -> None:
-    """Append QEMU's view of the guest to log; never raises (a QEMU that
-    does not answer is said so in the log)."""
+    """Append QEMU's view of the guest to log, after the guest's own
+    (QEMU appends its console output to log too); never raises (a QEMU
+    that does not answer is said so in the log)."""
     try:
         qmp = QMP(qmp_path)
         try:
+            ask_guest(qmp)
             lines = questions(qmp)
         finally:
             qmp.close()

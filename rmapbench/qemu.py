@@ -182,7 +182,9 @@ def run(boot: Boot, kernel: Path, initrd: Path, accel: str, log: Path
         if len(bytes(qmp)) < postmortem.MAX_SOCKET_PATH:
             cmd += ["-qmp", f"unix:{qmp},server=on,wait=off"]
         start = time.monotonic()
-        with open(log, "wb") as out:
+        with open(log, "wb"):
+            pass                      # emptied; QEMU and the post-mortem
+        with open(log, "ab") as out:  # both append to it
             proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL,
                                     stdout=out, stderr=subprocess.STDOUT)
             try:

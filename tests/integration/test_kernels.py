@@ -77,9 +77,12 @@ def test_a_hung_guest_times_out(tmp_path):
     run = boot_x86_64(tmp_path, "sh sleep 600\n", timeout_s=15.0)
     assert run.boot.timed_out
     assert run.failure.startswith("timed out")
-    # QEMU was asked, before the kill, what the guest was doing
+    # the guest, then QEMU, were asked before the kill what it was doing
     log = run.boot.log.read_text(errors="replace")
     assert postmortem.MARKER in log and "HLT=" in log
+    guest_says, _ = log.split(postmortem.MARKER, 1)
+    assert "sysrq: Show State" in guest_says
+    assert "task:sleep" in guest_says         # the step, asleep
 
 
 def test_a_broken_patch_stops_the_build(tmp_path):

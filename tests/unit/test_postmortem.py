@@ -26,6 +26,7 @@ ANSWERS = {
     "xp /1hu 0x348d002": "000000000348d002: 36520\n",
     "xp /1hu 0x348d204": "000000000348d204: 36488\n",
     "xp /1hu 0x348d242": "000000000348d242: 36520\n",
+    **{f"sendkey alt-sysrq-{key}": "" for key in postmortem.SYSRQ_KEYS},
 }
 
 
@@ -47,7 +48,9 @@ def serve(server: socket.socket, asked: list[str]) -> None:
     conn.close()
 
 
-def test_a_hung_guest_leaves_its_ring_in_the_log(tmp_path: Path):
+def test_a_hung_guest_leaves_its_ring_in_the_log(tmp_path: Path,
+                                                 monkeypatch):
+    monkeypatch.setattr(postmortem, "SYSRQ_WAIT_S", 0.0)
     sock = tmp_path / "qmp.sock"
     server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     server.bind(str(sock))
@@ -68,6 +71,9 @@ def test_a_hung_guest_leaves_its_ring_in_the_log(tmp_path: Path):
     # the RIP again, to tell a spin from a livelock
     assert text.count("qemu| ffffffff81023abe\n") == postmortem.RIP_SAMPLES
     assert asked[-1].endswith(" 1")           # no queue 1: stopped there
+    # the guest was asked first: every CPU, every task, memory
+    assert asked[:3] == ["sendkey alt-sysrq-l", "sendkey alt-sysrq-t",
+                         "sendkey alt-sysrq-m"]
     assert not console.parse(text).faults
 
 
