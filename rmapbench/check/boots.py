@@ -125,4 +125,4 @@ def boot_of(stack: str, arch: str, group: Group, smp: int,
                      mem_mb=group.mem_mb[arch], timeout_s=group.timeout_s,
                      swap_mb=settings.swap_disk_mb(group.append, SWAP_MB),
                      smp=smp, append=boot_append(group.append),
-                     files=files, profile=profile)
+                     files=files, clock=group.clock, profile=profile)

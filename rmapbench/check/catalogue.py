@@ -69,9 +69,9 @@ SELFTEST_WRAP = {
 # programs of the base image, judged by their summary line).
 KIND_EXTRA = {"torture": None, "race": None, "inject": None, "orphan": None,
               "forkcopy": None, "migrate": None, "hwpoison": None,
-              "selftest": "selftests", "stress": "stress-ng"}
+              "family": None, "selftest": "selftests", "stress": "stress-ng"}
 SUMMARY_KINDS = ("torture", "race", "inject", "orphan", "forkcopy",
-                 "migrate", "hwpoison")
+                 "migrate", "hwpoison", "family")
 
 
 @dataclass(frozen=True)
@@ -108,6 +108,7 @@ class Group:
     timeout_s: float
     smp: int = 1
     append: str = ""            # kernel arguments its boots add
+    clock: str = testbed.HOST   # testbed.CLOCKS
 
 
 TORTURE_ALWAYS = (("verify_mismatch_pages", "==", 0),
@@ -282,6 +283,33 @@ def zram_tests(group: str) -> list[Test]:
                  f"{r.what}, swapping to zram", expect=r.expect, swap=True)]
 
 
+# rmb-swap's family at the points where a kernel hung in reclaim
+# (docs/correctness.md, "Small nodes"): its members and working set, and
+# what hung there; every page is verified when the run ends
+FAMILY_POINTS = (("N=16 mb=64", "16 members, 64 MB: anonmm hung while "
+                  "the leader forked, every walk stopped at the child "
+                  "fork was building"),
+                 ("N=12 mb=72", "12 members, 72 MB: anon_vma hung with "
+                  "its members throttled on node 0, which kswapd "
+                  "calls balanced"),
+                 ("N=20 mb=72", "20 members, 72 MB: anon_vma hung so "
+                  "too"))
+FAMILY_EXPECT = (("verified_pages", ">", 0),
+                 ("verify_mismatch_pages", "==", 0),
+                 ("fill_pswpout_pages", ">", 0))
+
+
+def family_tests(group: str) -> list[Test]:
+    """The swap family at the points where a kernel hung in reclaim: a
+    hang times the boot out and fails every test of it."""
+    return [Test(f"family-{args.replace('=', '').replace(' ', '-')}",
+                 "family", group,
+                 plan.run("rmb-swap", f"mode=family {args} passes=2"),
+                 what, arches=("x86_64",), swap=True, expect=FAMILY_EXPECT,
+                 needs=("numa",))
+            for args, what in FAMILY_POINTS]
+
+
 def offline_test(group: str, args: str) -> Test:
     return Test("migrate-offline", "migrate", group,
                 plan.run("rmb-migrate", f"mode=offline {args}"),
@@ -366,10 +394,20 @@ def stress_test(name: str, group: str, seconds: int) -> Test:
                 needs=STRESS_NEEDS.get(name, ()))
 
 
+# A 64 MB guest of the distro profile: two 32 MB nodes, the kernel image
+# in node 0's DMA32 zone (whose watermarks are 0), swapping to zram,
+# whose compressed pages fill node 0; on the icount clock, where a boot
+# repeats closely enough for a hang found at a point to be met again.
+SMALL_NODES = Group("smallnodes", {"x86_64": 64}, 600.0,
+                    append=settings.setting("zram").args,
+                    clock=testbed.ICOUNT)
+
+
 def quick_catalogue() -> tuple[list[Group], list[Test]]:
     # two vCPUs: the torture's members, kswapd and the race's two sides
     # really run at once (MTTCG)
-    groups = [Group("quick", {"i386": 192, "x86_64": 256}, 900.0, smp=2)]
+    groups = [Group("quick", {"i386": 192, "x86_64": 256}, 900.0, smp=2),
+              SMALL_NODES]
     tests = [torture_test(m, "quick", "pages=256 N=4") for m in TORTURE_MODE]
     tests.append(race_test("mremap-swapin", "quick", "pages=256 rounds=300"))
     tests.append(race_test("mremap-kill", "quick", RACE_KILL_ARGS))
@@ -379,6 +417,7 @@ def quick_catalogue() -> tuple[list[Group], list[Test]]:
     tests.append(hwpoison_test("hwpoison-contend", "quick"))
     tests += [selftest(n, "quick") for n in QUICK_SELFTESTS]
     tests += [stress_test("swap-pressure", "quick", 8)]
+    tests += family_tests(SMALL_NODES.name)
     return groups, tests
 
 
@@ -416,7 +455,8 @@ def full_catalogue() -> tuple[list[Group], list[Test]]:
               # memory hot-remove: 128 MB blocks, the upper half of each
               # node's memory in ZONE_MOVABLE, whose blocks can go offline
               Group("offline", {"x86_64": 1024}, 900.0, smp=2,
-                    append="movablecore=50%")]
+                    append="movablecore=50%"),
+              SMALL_NODES]
     tests = [torture_test(m, "torture", "pages=1024 N=4")
              for m in TORTURE_MODE]
     tests.append(torture_test("all", "torture",
@@ -430,6 +470,7 @@ def full_catalogue() -> tuple[list[Group], list[Test]]:
     tests.append(offline_test("offline", "workers=8 pages=4096 rounds=6"))
     tests.append(memcg_test("memcg"))
     tests += zram_tests("zram")
+    tests += family_tests(SMALL_NODES.name)
     tests += [hwpoison_test(n, "torture") for n in HWPOISON_MODE]
     tests += smp_tests("torture", 2) + smp_tests("torture", 4)
     # i386 with 1 GB: the anonymous pages come from highmem; no balloon
