@@ -55,9 +55,11 @@ def tap_skips(lines: list[str]) -> list[int]:
 
 
 def last_message(lines: list[str]) -> str:
-    """The last line a test printed (its skip or failure message)."""
+    """The last line a test printed (its skip or failure message), not
+    counting kselftest's closing '# Totals:' line."""
     for line in reversed(lines):
-        if line.startswith("RMB-") or re.match(r"\[\s*\d+\.\d+\]", line):
+        if line.startswith(("RMB-", "# Totals:")) or \
+                re.match(r"\[\s*\d+\.\d+\]", line):
             continue
         if line.strip():
             return line.strip().lstrip("# ")[:200]
