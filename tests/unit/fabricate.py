@@ -26,7 +26,8 @@ FAILURE = "kernel fault (BUG) at console line 512"
 AFTER_PARENT = "anonmm_fork_order=after_parent"
 EXPERIMENTS = ("vma-cost", "lowmem", "capacity", "fork-breadth", "fork-depth",
                "fork-rate", "mremap-unshared", "mremap-shared",
-               "mremap-swapped", "swap-mem", "swap-family", "swap-ceiling",
+               "mremap-swapped", "swap-mem", "swap-family",
+               "swap-family-zram", "swap-ceiling",
                "bundle-private", "bundle-pair", "bundle-shared",
                "fork-chain", "swap-smp")
 
@@ -289,13 +290,22 @@ class Fab:
                                   "write_iops_per_s": self.noisy(100000)})
 
     def swap_family(self) -> None:
+        """The family swapping to zram across N (the headline), and on
+        the disk at N = 4."""
         for arch in ARCHES:
             for stack in STACKS:
                 for n in (1, 4, 16, 64):
-                    self.add("swap-family", stack, arch, "swap", "family",
-                             {"N": n, "mb": 256, "exit_parent": 0},
+                    self.add("swap-family-zram", stack, arch, "swap",
+                             "family", {"N": n, "mb": 256, "exit_parent": 0},
                              lambda rep, s=stack, n=n:
                              self.swap_metrics(s, 192, n), mem_mb=192)
+                self.add("swap-family", stack, arch, "swap", "family",
+                         {"N": 4, "mb": 256, "exit_parent": 0},
+                         lambda rep, s=stack: self.swap_metrics(s, 192, 4),
+                         mem_mb=192)
+        for rec in self.records:
+            if rec["experiment"] == "swap-family-zram":
+                rec["kernel_args"] = "rmb.swap=zram"
         for stack in STACKS:
             for vcpus in (1, 2):
                 self.add("swap-smp", stack, "x86_64", "swap", "family",

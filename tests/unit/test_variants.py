@@ -25,6 +25,7 @@ STACKS = ["anon_vma", "anonmm"]
 BOTH_ORDERS = {"bundle-private", "bundle-pair", "bundle-shared",
                "bundle-contend", "fork-breadth", "fork-depth", "fork-chain",
                "fork-rate", "fork-rate-smp", "swap-mem", "swap-family",
+               "swap-family-zram",
                "swap-smp"}
 
 
@@ -197,7 +198,7 @@ def test_the_decision_rests_on_the_headline_only(with_orders):
     pair = next(h for h in rows if h.what == "bundle/pair")
     # fabricate: after_parent finds a pair page next to its worker
     assert pair.outcome in ("same", decision.PARITY)
-    assert pair.beside.startswith("1.28")
+    assert pair.beside.startswith("1.29")
 
 
 def test_the_report_labels_the_variant_beside_the_headline(tmp_path,
@@ -211,7 +212,7 @@ def test_the_report_labels_the_variant_beside_the_headline(tmp_path,
     reclaim = dec[dec.index("### big bundles"):dec.index("### fast path")]
     assert "Variants (context, not counted):" in reclaim
     assert re.search(rf"\| bundle/pair \| x86_64 \| .* \| {LANE} \| "
-                     r"1\.282 \[", reclaim)
+                     r"1\.296 \[", reclaim)
     outcome = "Outcome: **anon_vma** wins 3 of 5 headline comparison(s)"
     assert outcome in reclaim and outcome in plain
     # the headline rows, the summary and the verdicts are today's
