@@ -105,9 +105,10 @@ def files_and_skips(tests: list[Test], arch: str
         if t.kind == "selftest" and selftest_name(t) in SELFTEST_SKIP:
             skipped[t.name] = SELFTEST_SKIP[selftest_name(t)]
         if t.variants and variant not in t.variants:
-            skipped[t.name] = "runs on the " + " or ".join(t.variants) + \
-                " variant only (make check-variant VARIANT=" + \
-                t.variants[0] + ")"
+            debug = [v for v in t.variants if v]
+            skipped[t.name] = "runs on the " + " or ".join(
+                v or "measured" for v in t.variants) + " kernels only " \
+                f"(make check-variant VARIANT={debug[0]})"
     return files, skipped
 
 
