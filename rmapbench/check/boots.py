@@ -105,11 +105,17 @@ def files_and_skips(tests: list[Test], arch: str
         if t.kind == "selftest" and selftest_name(t) in SELFTEST_SKIP:
             skipped[t.name] = SELFTEST_SKIP[selftest_name(t)]
         if t.variants and variant not in t.variants:
-            debug = [v for v in t.variants if v]
             skipped[t.name] = "runs on the " + " or ".join(
                 v or "measured" for v in t.variants) + " kernels only " \
-                f"(make check-variant VARIANT={debug[0]})"
+                f"({how_to_run(t.variants[0])})"
     return files, skipped
+
+
+def how_to_run(variant: str) -> str:
+    """The make command that runs the suite on variant's kernels."""
+    if variant:
+        return f"make check-variant VARIANT={variant}"
+    return "make check-kernels"
 
 
 def boot_append(group_append: str = "") -> str:

@@ -39,3 +39,26 @@ def test_hwpoison_tests_run_on_distro_kernels_only():
         got = {t.name for u in units(groups, tests)
                for t in u.tests(tests, target) if t.kind == "hwpoison"}
         assert got == want, target
+
+
+@pytest.mark.parametrize("variants, current, how", [
+    (("",), "lockdep", "(make check-kernels)"),
+    (("lockdep",), "", "(make check-variant VARIANT=lockdep)"),
+    (("", "debugvm"), "kasan", "(make check-kernels)"),
+])
+def test_a_test_for_other_kernels_is_skipped_with_the_command_that_runs_it(
+        monkeypatch, variants, current, how):
+    """A test whose variants exclude the kernels at hand is skipped,
+    and the reason names the command that runs it, whichever variants
+    it lists (only the measured kernels, too)."""
+    import dataclasses
+
+    from rmapbench import paths
+    from rmapbench.check import boots
+
+    _, tests = catalogue(True)
+    test = dataclasses.replace(
+        next(t for t in tests if t.kind == "torture"), variants=variants)
+    monkeypatch.setattr(paths, "variant", lambda: current)
+    _, skipped = boots.files_and_skips([test], "x86_64")
+    assert skipped[test.name].endswith(how), skipped
