@@ -90,11 +90,27 @@ def stage(arch: str, root: Path, files: Files = ()) -> None:
         shutil.copy2(src, target)
 
 
+# Every file of an image has this modification time (1 January 2026).
+# The kernel's early microcode loader and its initramfs unpacker parse
+# each cpio header's hex fields digit by digit, 0-9 and a-f along
+# different branches, so a header's times and inode numbers change the
+# instructions a boot executes: an icount boot of an archive packed a
+# second later follows another path from early in boot on
+# (docs/measurements.md, "Where icount boots part").
+MTIME = 1767225600
+
+
 def cpio(root: Path, out: Path) -> None:
-    """Pack root as a newc cpio archive, owned by root, sorted names."""
-    names = sorted(str(p.relative_to(root)) for p in root.rglob("*"))
+    """Pack root as a newc cpio archive, owned by root, sorted names,
+    the same bytes whenever the files are the same: one modification
+    time (MTIME), inodes numbered in order, no device numbers."""
+    paths_in = sorted(root.rglob("*"))
+    for p in [*paths_in, root]:
+        os.utime(p, (MTIME, MTIME), follow_symlinks=False)
+    names = [str(p.relative_to(root)) for p in paths_in]
     res = subprocess.run(["cpio", "-o", "-H", "newc", "-R", "0:0",
-                          "--quiet", "-O", str(out)], cwd=root,
+                          "--reproducible", "--quiet", "-O", str(out)],
+                         cwd=root,
                          input="\n".join(names) + "\n", text=True,
                          capture_output=True)
     if res.returncode != 0:
@@ -102,9 +118,12 @@ def cpio(root: Path, out: Path) -> None:
 
 
 def tree_digest(root: Path) -> str:
-    h = hashlib.sha256()
+    """What names an image: its files' names, modes and contents, and
+    the packing (cpio's), so an image packed otherwise is packed anew."""
+    h = hashlib.sha256(f"newc reproducible mtime={MTIME}\0".encode())
     for p in sorted(root.rglob("*")):
         h.update(str(p.relative_to(root)).encode() + b"\0")
+        h.update(f"{p.lstat().st_mode:o}\0".encode())
         if p.is_symlink():
             h.update(b"-> " + os.readlink(p).encode())
         elif p.is_file():
@@ -158,6 +177,7 @@ def boot_initrd(base: Path, plan: str, out: Path) -> Path:
     with tempfile.TemporaryDirectory(prefix="rmapbench-plan-") as tmp:
         root = Path(tmp)
         (root / "plan").write_text(plan)
+        (root / "plan").chmod(0o644)
         cpio(root, Path(tmp + ".cpio"))
         with open(out, "wb") as dst:
             for part in (base, Path(tmp + ".cpio")):

@@ -64,8 +64,8 @@ SETTINGS: tuple[Setting, ...] = (
     # every kernel has zram (base.config).  No disk either: the kernel
     # reads a disk's partition table at boot, a request whose completion
     # lands at a host-given instruction, after which two icount boots
-    # differ; without it they still part at times, earlier in boot, for
-    # a reason not found yet (docs/measurements.md)
+    # differ.  Without a disk, two icount boots of one plan execute the
+    # same instructions (image.cpio packs the same bytes)
     Setting("zram", "rmb.swap=zram", None, ("swap", "zram"),
             "swap on zram: pages swapped out are compressed into the "
             "guest's RAM by the reclaiming CPU, with no disk and no "
