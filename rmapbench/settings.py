@@ -81,17 +81,18 @@ def setting_names() -> list[str]:
     return [s.name for s in SETTINGS]
 
 
-def with_setting(exp: Exp, name: str, **changes: object) -> Exp:
-    """exp run with the setting called name: its own name
+def with_setting(exp: Exp, which: str, **changes: object) -> Exp:
+    """exp run with the setting called which: its own name
     (<exp>-<setting>), kernel arguments, needs and text; changes: other
-    fields it runs with (a narrower sweep, say).  Stack variants stay
-    with the headline experiment unless changes name them."""
-    s = setting(name)
+    fields it runs with (a narrower sweep, say, or a name of its own).
+    Stack variants stay with the headline experiment unless changes name
+    them."""
+    s = setting(which)
     append = " ".join(a for a in (exp.append, s.args) if a)
     needs = tuple(dict.fromkeys((*exp.needs, *filter(None, (s.needs,)))))
-    fields = {"variants": (), **changes}
-    return replace(exp, name=f"{exp.name}-{s.name}", append=append,
-                   needs=needs, text=f"{exp.text}; {s.text}", **fields)
+    fields = {"name": f"{exp.name}-{s.name}", "variants": (), **changes}
+    return replace(exp, append=append, needs=needs,
+                   text=f"{exp.text}; {s.text}", **fields)
 
 
 def in_force(kernel_args: str) -> list[Setting]:

@@ -319,11 +319,13 @@ WORKLOAD = Workload(
                    text="a swapping family across guest memory sizes"),
         FAMILY_ZRAM,
         FAMILY_DISK,
-        # the family of 4 on the disk with each guest setting of the
-        # distro kernels that changes reclaim: a memory cgroup, MGLRU
-        # off, zswap on
-        *(with_setting(FAMILY_EXP, s, sweep={"N": [4]}, full={})
-          for s in ("memcg", "classic", "zswap")),
+        # the family of 4 with each guest setting of the distro kernels
+        # that changes reclaim: in a memory cgroup and with MGLRU off on
+        # zram, as the headline; zswap on the disk it writes back to
+        *(with_setting(FAMILY_ZRAM, s, name=f"{FAMILY_EXP.name}-{s}",
+                       sweep={"N": [4]}, full={})
+          for s in ("memcg", "classic")),
+        with_setting(FAMILY_EXP, "zswap", sweep={"N": [4]}, full={}),
         # the family on 2 vCPUs (host clock: each boot runs alone), as
         # small as swap-mem's and at most three repetitions: its
         # intervals stay wide, its direction shows.  80 MB: the guest
