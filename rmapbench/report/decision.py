@@ -263,35 +263,38 @@ SETTINGS_HEADER = ["guest setting", "workload/mode", "arch",
                    "mark", "winner with"]
 
 
-def without_settings(analysis: list[ConfigStats], cs: ConfigStats
-                     ) -> ConfigStats | None:
-    """The configuration cs is but for its guest settings: the same
-    workload, mode, parameters and machine, booted without them."""
-    words = {w for s in settings.in_force(cs.key.kernel_args)
-             for w in s.args.split()}
+def without_setting(analysis: list[ConfigStats], cs: ConfigStats,
+                    setting: settings.Setting) -> ConfigStats | None:
+    """The configuration cs is but for setting: the same workload, mode,
+    parameters, machine and other settings, booted without it."""
+    words = set(setting.args.split())
     args = " ".join(w for w in cs.key.kernel_args.split()
                     if w not in words)
-    want = replace(cs.key, kernel_args=args)
-    return next((o for o in analysis if replace(o.key, experiment="") ==
-                 replace(want, experiment="")), None)
+    want = replace(cs.key, kernel_args=args, experiment="")
+    return next((o for o in analysis
+                 if replace(o.key, experiment="") == want), None)
 
 
 def settings_rows(analysis: list[ConfigStats]) -> list[list[str]]:
-    """A row per configuration run with guest settings (settings.py):
-    the headline's ratio with them beside the same point's without."""
+    """A row per configuration and guest setting (settings.py) in force
+    whose same point ran without that setting too: the headline's ratio
+    with it beside the ratio without (a family on zram in a memory
+    cgroup beside the same family on zram)."""
     rows = []
     for cs in analysis:
-        on = settings.in_force(cs.key.kernel_args)
         entry = workloads.mode(cs.key.workload, cs.key.mode)
-        if not on or entry is None or not entry.metrics:
+        if entry is None or not entry.metrics:
             continue
-        h = headline_of(entry.regime, cs.key.workload, entry, cs)
-        base = without_settings(analysis, cs)
-        own = base.comparisons.get(entry.metrics[0].name) if base else None
-        rows.append([", ".join(s.name for s in on), h.what, h.arch,
-                     h.config, h.metric,
-                     ratio_cell(own.ratio) if own else "not measured",
-                     h.ratio, h.sure, winner_cell(h)])
+        for setting in settings.in_force(cs.key.kernel_args):
+            base = without_setting(analysis, cs, setting)
+            own = base.comparisons.get(entry.metrics[0].name) \
+                if base else None
+            if own is None:
+                continue
+            h = headline_of(entry.regime, cs.key.workload, entry, cs)
+            rows.append([setting.name, h.what, h.arch, h.config, h.metric,
+                         ratio_cell(own.ratio), h.ratio, h.sure,
+                         winner_cell(h)])
     return rows
 
 
@@ -307,8 +310,8 @@ def settings_table(analysis: list[ConfigStats]) -> list[str]:
     return ["### Guest settings", "",
             "Configurations run with a feature of the kernels switched "
             "another way, in both stacks' guests alike, beside the same "
-            "point without it (context: only a mode's main configuration "
-            "counts in the outcomes above):", "",
+            "point run without that one setting (context: only a mode's "
+            "main configuration counts in the outcomes above):", "",
             *what, "", *table(SETTINGS_HEADER, rows), ""]
 
 

@@ -47,6 +47,11 @@ def record(experiment: str, stack: str, arch: str, workload: str, mode: str,
     clock = workloads.own_clock(experiment)
     if clock != HOST:
         rec["clock"] = clock
+    # and with its kernel arguments (its guest settings: zram, say)
+    found = [e.append for e in workloads.experiments()
+             if e.name == experiment and e.append]
+    if found:
+        rec["kernel_args"] = found[0]
     return rec
 
 
@@ -303,9 +308,6 @@ class Fab:
                          {"N": 4, "mb": 256, "exit_parent": 0},
                          lambda rep, s=stack: self.swap_metrics(s, 192, 4),
                          mem_mb=192)
-        for rec in self.records:
-            if rec["experiment"] == "swap-family-zram":
-                rec["kernel_args"] = "rmb.swap=zram"
         for stack in STACKS:
             for vcpus in (1, 2):
                 self.add("swap-smp", stack, "x86_64", "swap", "family",
@@ -344,7 +346,9 @@ class Fab:
                             "anon_rmap_contended_keep_per_reclaimed_count":
                             self.noisy(f / 2) if f else 0.0,
                             "data_swapout_per_s": self.noisy(4000 * (1 - f)),
-                            "visited_per_reclaimed_count": self.noisy(4.0)}
+                            "visited_per_reclaimed_count": self.noisy(4.0),
+                            "walk_mean_ns": self.noisy(1500 * (1 + f)),
+                            "pswpout_pages": 2048}
                 self.add("bundle-contend", stack, "x86_64", "bundle", "pair",
                          {"W": 8, "mb": 16, "contend": contend}, fails,
                          mem_mb=128, vcpus=2)

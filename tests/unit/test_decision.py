@@ -68,12 +68,15 @@ def test_a_mode_s_main_params_hold_its_decision_to_one_setting(analysis):
 
 
 def test_smp_rows_on_a_repeatable_clock_decide_beside_the_others(analysis):
-    """The fastpath -smp experiments run on icount-rr (fabricated, as
-    fork-rate-smp is not): rows of their own, named with their vCPUs;
-    the host-clock SMP experiments (bundle-contend) stay out."""
+    """The SMP experiments on icount-rr (fastpath's -smp ones, the
+    contended bundle and the family on 2 vCPUs, fabricated; fork-rate-smp
+    is not): rows of their own, named with their vCPUs."""
     smp = [h for h in decision.headlines(analysis) if h.vcpus > 1]
     assert {h.what for h in smp} == {"fastpath/fault (2 vCPUs)",
-                                     "fastpath/sdet (2 vCPUs)"}
+                                     "fastpath/sdet (2 vCPUs)",
+                                     "bundle/pair (2 vCPUs)",
+                                     "swap/family (2 vCPUs)"}
+    assert all(h.clock == "icount-rr" for h in smp)
     assert all(h.clock == "icount-rr" and "T=2" in h.config
                for h in smp if h.what.startswith("fastpath"))
 
@@ -190,7 +193,8 @@ def test_guest_settings_are_shown_beside_the_same_point_without(records):
     memcg = []
     for r in copy.deepcopy(pair):
         r["experiment"] = "bundle-pair-memcg"
-        r["kernel_args"] = "rmb.memcg=75"
+        r["kernel_args"] = " ".join(
+            a for a in (r.get("kernel_args"), "rmb.memcg=75") if a)
         r["boot"] += "-memcg"
         if r["stack"] == "anonmm":
             r["metrics"]["walk_mean_ns"] *= 3

@@ -367,16 +367,18 @@ def test_the_report_warns_of_a_host_clock_point_measured_on_two_nodes():
     import fabricate
     from rmapbench.report import nodes
 
-    def boot(stack: str, node: str, experiment: str = "swap-smp"
-             ) -> dict:
-        rec = fabricate.record(experiment, stack, "x86_64", "swap",
+    def boot(stack: str, node: str, clock: str = "host") -> dict:
+        rec = fabricate.record("swap-smp", stack, "x86_64", "swap",
                                "family", {"N": 4}, {"walk_mean_ns": 100.0})
+        rec.pop("clock", None)
+        if clock != "host":
+            rec["clock"] = clock
         return {"node": node, "records": [rec]}
     assert nodes.warnings([boot("anon_vma", "n1"), boot("anonmm", "n1")]) \
         == []
     # on icount, or stored before boots named their node: no warning
-    assert nodes.warnings([boot("anon_vma", "n1", "swap-family"),
-                           boot("anonmm", "n2", "swap-family")]) == []
+    assert nodes.warnings([boot("anon_vma", "n1", "icount"),
+                           boot("anonmm", "n2", "icount")]) == []
     assert nodes.warnings([boot("anon_vma", "n1"),
                            {"records": boot("anonmm", "")["records"]}]) == []
     (text, _) = nodes.warnings([boot("anon_vma", "n1"), boot("anonmm", "n2")])
