@@ -1,13 +1,15 @@
 """The command line: argument parsing and one function per subcommand."""
 
 import argparse
+import signal
 import sys
+import threading
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 
 from . import check, clislurm, guest, kbuild, paths, phases
-from . import preflight, programs, testbed
+from . import preflight, programs, qemu, testbed
 from .cliargs import add_run_options, add_targets, add_workload_options
 from .cliargs import compare_inputs, run_inputs, size_inputs, stacks_arg
 from .cliargs import targets_arg
@@ -425,8 +427,19 @@ def needs_modules(args: argparse.Namespace) -> bool:
     return args.func in NEED_MODULES
 
 
+def stop(signum: int, _frame: object) -> None:
+    """SIGTERM (Slurm's time limit, kill) or SIGINT: the guests are
+    killed and the boots they ran are not stored, so the same command
+    boots them again; what finished is kept."""
+    qemu.stop_guests()
+    raise KeyboardInterrupt(signal.Signals(signum).name)
+
+
 def dispatch(args: argparse.Namespace) -> int:
     """Run the subcommand; a UserError becomes one message and exit 2."""
+    if threading.current_thread() is threading.main_thread():
+        for signum in (signal.SIGTERM, signal.SIGINT):
+            signal.signal(signum, stop)
     try:
         if needs_modules(args):
             preflight.require(args.command)
@@ -434,6 +447,8 @@ def dispatch(args: argparse.Namespace) -> int:
     except UserError as err:
         print(f"harness.py: error: {err}", file=sys.stderr)
         return 2
-    except KeyboardInterrupt:
-        print("harness.py: interrupted", file=sys.stderr)
+    except (KeyboardInterrupt, qemu.Stopped) as why:
+        print(f"harness.py: stopped ({why or 'SIGINT'}): the boots that "
+              "finished are stored; the same command runs the rest",
+              file=sys.stderr)
         return 130

@@ -12,6 +12,7 @@ import os
 import platform
 import shutil
 import subprocess
+import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -58,6 +59,27 @@ class Boot:
     files: Files = ()        # extras.resolve(): added to the image
     clock: str = testbed.HOST   # testbed.CLOCKS
     profile: str = MINIMAL      # profiles.PROFILES
+
+
+# The guests running now, and whether the harness is being stopped: a
+# boot cut short by stop_guests() is no result (run() raises Stopped,
+# and nothing is stored, so the same command boots it again), and no
+# boot starts after it.
+LIVE: set[subprocess.Popen] = set()
+LIVE_LOCK = threading.Lock()
+STOPPING = threading.Event()
+
+
+class Stopped(Exception):
+    """The harness was stopped while the boot ran or before it began."""
+
+
+def stop_guests() -> None:
+    """Kill every guest now and start no other (on SIGTERM or SIGINT)."""
+    STOPPING.set()
+    with LIVE_LOCK:
+        for proc in LIVE:
+            proc.kill()
 
 
 @dataclass
@@ -173,7 +195,10 @@ def make_swap(directory: Path, mb: int) -> Path | None:
 
 def run(boot: Boot, kernel: Path, initrd: Path, accel: str, log: Path
         ) -> BootResult:
-    """Boot once; the console goes to log.  Never raises on guest failure."""
+    """Boot once; the console goes to log.  Never raises on guest
+    failure; raises Stopped if the harness is being stopped."""
+    if STOPPING.is_set():
+        raise Stopped(f"not booted: {log.stem}")
     log.parent.mkdir(parents=True, exist_ok=True)
     with scratch.directory("boot") as tmp:
         qmp = Path(tmp) / "qmp.sock"
@@ -187,16 +212,32 @@ def run(boot: Boot, kernel: Path, initrd: Path, accel: str, log: Path
         with open(log, "ab") as out:  # both append to it
             proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL,
                                     stdout=out, stderr=subprocess.STDOUT)
+            with LIVE_LOCK:
+                LIVE.add(proc)
             try:
-                rc = proc.wait(timeout=boot.timeout_s)
-                timed_out = False
-            except subprocess.TimeoutExpired:
-                out.flush()
-                postmortem.record(qmp, log)
-                proc.kill()
-                proc.wait()
-                rc, timed_out = None, True
+                rc, timed_out = wait(proc, boot, qmp, log, out)
+            finally:
+                with LIVE_LOCK:
+                    LIVE.discard(proc)
+    if STOPPING.is_set():
+        raise Stopped(f"stopped while booting: {log.stem}")
     return BootResult(log, time.monotonic() - start, timed_out, rc, cmd)
+
+
+def wait(proc: subprocess.Popen, boot: Boot, qmp: Path, log: Path,
+         out) -> tuple[int | None, bool]:
+    """QEMU's exit code and False, or None and True when the boot
+    outlived its timeout (its post-mortem taken, QEMU killed)."""
+    if STOPPING.is_set():       # stopped between the check and Popen
+        proc.kill()
+    try:
+        return proc.wait(timeout=boot.timeout_s), False
+    except subprocess.TimeoutExpired:
+        out.flush()
+        postmortem.record(qmp, log)
+        proc.kill()
+        proc.wait()
+        return None, True
 
 
 def kvm_usable_cached() -> bool | None:
