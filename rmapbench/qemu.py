@@ -219,9 +219,18 @@ def run(boot: Boot, kernel: Path, initrd: Path, accel: str, log: Path
             finally:
                 with LIVE_LOCK:
                     LIVE.discard(proc)
-    if STOPPING.is_set():
+    if STOPPING.is_set() or (not timed_out and signalled(log)):
         raise Stopped(f"stopped while booting: {log.stem}")
     return BootResult(log, time.monotonic() - start, timed_out, rc, cmd)
+
+
+def signalled(log: Path) -> bool:
+    """QEMU ended on a signal from outside (Slurm's time limit reaches
+    every process of a task, QEMU perhaps before the harness): not a
+    result of the kernel's."""
+    with open(log, "rb") as f:
+        f.seek(max(0, f.seek(0, os.SEEK_END) - 4096))
+        return b": terminating on signal " in f.read()
 
 
 def wait(proc: subprocess.Popen, boot: Boot, qmp: Path, log: Path,

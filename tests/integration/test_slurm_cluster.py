@@ -161,3 +161,58 @@ def test_the_suite_through_slurm_gives_the_local_verdicts(slurm, tmp_path):
         return sorted((v["test"], v["kernel"], v["verdict"]) for v in found)
     assert verdicts(out) == verdicts(tmp_path / "local")
     assert (out / "check.md").exists()
+
+
+# a boot of about half a minute on i386 (fork+exit 1,500 times on the
+# icount clock): long enough to be stopped while its guest runs
+LONG = ["run", "--workload", "fork", "--mode", "rate", "--param", "N=1500",
+        "--param", "V=1000", "--arch", "i386", "--stack", "anonmm",
+        "--clock", "icount", "--reps", "1", "--no-report", "--accel", "tcg",
+        "--run-id", "stopped"]
+
+
+def running_tasks(env: dict, run: str) -> list[str]:
+    out = subprocess.run(["squeue", "-h", f"--name=rmapbench-{run}",
+                          "-t", "RUNNING", "-o", "%i"], capture_output=True,
+                         text=True, env=env, check=True)
+    return out.stdout.split()
+
+
+def test_a_task_stopped_mid_boot_stores_nothing_and_a_rerun_boots_it(
+        slurm, tmp_path):
+    """SIGTERM to every process of a task, as Slurm sends it at a time
+    limit, while its guest runs: the guest is killed, no boot is stored,
+    the task says so, the job after the round names the boot; the same
+    command again boots it and the run completes."""
+    require_i386_kernels()
+    results = tmp_path / "results"
+    env = {**slurm, "RMAPBENCH_RESULTS": str(results),
+           "RMAPBENCH_PLOTS": str(tmp_path / "plots")}
+    sub = harness(env, *LONG, "--slurm")
+    assert sub.returncode == 0, sub.stdout + sub.stderr
+    logs = results / "stopped" / "logs"
+    deadline = time.monotonic() + 300
+
+    def started() -> bool:
+        return logs.is_dir() and any(p.stat().st_size
+                                     for p in logs.glob("*.log"))
+    while not started():
+        assert time.monotonic() < deadline, "the guest never started"
+        time.sleep(0.5)
+    time.sleep(2)
+    (task,) = running_tasks(env, "stopped")
+    subprocess.run(["scancel", "--signal=TERM", "--full", task], env=env,
+                   check=True)
+    wait_for_run(env, "stopped")
+    assert not list((results / "stopped" / "boots").glob("*.json"))
+    outputs = "".join(p.read_text(errors="replace") for p in
+                      (results / "stopped" / "slurm").glob("*"))
+    assert "harness.py: stopped (SIGTERM)" in outputs, outputs
+    assert "nothing stored: its task died" in outputs, outputs
+    assert subprocess.run(["pgrep", "-f", "qemu-system-i386"],
+                          capture_output=True).returncode == 1
+    again = harness(env, *LONG, "--slurm")
+    assert again.returncode == 0, again.stdout + again.stderr
+    wait_for_run(env, "stopped")
+    state = harness(env, "status", "stopped")
+    assert "1 of 1 boots finished, 0 failed" in state.stdout, state.stdout

@@ -94,3 +94,17 @@ def test_sigterm_stops_the_guests_and_says_how_to_resume(capsys,
     assert rc == 130 and qemu.STOPPING.is_set()
     err = capsys.readouterr().err
     assert "SIGTERM" in err and "the same command runs the rest" in err
+
+
+def test_a_guest_ended_by_a_signal_from_outside_is_no_result(
+        tmp_path, monkeypatch):
+    """At a time limit Slurm signals QEMU too, perhaps before the
+    harness: QEMU says so and exits 0, and that boot is not stored as
+    the kernel's failure either."""
+    monkeypatch.setattr(qemu, "command", lambda *a: [
+        "sh", "-c", "echo 'qemu-system-i386: terminating on signal 15 "
+        "from pid 1 (slurmstepd)' >&2", "guest"])
+    with pytest.raises(qemu.Stopped):
+        qemu.run(BOOT, tmp_path / "k", tmp_path / "i", "tcg",
+                 tmp_path / "k.log")
+    assert not qemu.STOPPING.is_set()
