@@ -325,10 +325,17 @@ VARIANTS: tuple[Variant, ...] = (
     # pci=noacpi: under TCG a KASAN kernel's ACPI interpreter evaluates
     # the PCI interrupt routing (_PRT) so slowly that it hits its loop
     # timeout and leaves virtio-blk without an IRQ; the BIOS's PIR table
-    # routes the same IRQ at once
+    # routes the same IRQ at once.
+    # no5lvl: 6.1's identify_cpu() clears the boot CPU's feature bits and
+    # sets them again, with interrupts on; an interrupt in between finds
+    # LA57 clear, KASAN takes the 4-level shadow bounds, and a load from
+    # an irq_desc in the 5-level direct map is reported as a
+    # wild-memory-access (seen once in nine boots, __common_interrupt
+    # interrupting identify_cpu just after its memset).  On 4-level
+    # paging the bounds do not change under it.
     Variant("kasan", skip_rows=("slabs back to idle",),
             void_metrics=("pinned_objs_count", "left_objs_count"),
-            append="pci=noacpi"),
+            append="pci=noacpi no5lvl"),
 )
 
 

@@ -130,11 +130,22 @@ def select(tests: list[Test], names: tuple[str, ...]) -> list[Test]:
 
 @dataclass(frozen=True)
 class Suite:
-    """The boots of a suite on its kernels, with its tests and units."""
+    """The boots of a suite on its kernels, with its tests and units,
+    and the verdicts of the boots not made: a unit none of whose tests
+    runs on a kernel is not booted there (the small-node guest would not
+    even boot a KASAN kernel), its tests skipped with their reasons."""
     jobs: list[SuiteJob]
     tests: list[Test]
     units: list[Unit]
     targets: list[Target]
+    unbooted: list[Verdict]
+
+
+def unbooted(sj: SuiteJob, stack: str, target: Target) -> list[Verdict]:
+    """The skips of a unit not booted: every one of its tests."""
+    kernel = kernel_name(stack, target.label())
+    return [Verdict(t.name, kernel, SKIP, sj.skipped[t.name])
+            for t in sj.tests]
 
 
 def plan(stacks: list[str], where: Where, quick: bool,
@@ -146,10 +157,18 @@ def plan(stacks: list[str], where: Where, quick: bool,
     targets = as_targets(where)
     require_kernels(stacks, targets)
     all_units = units(groups, tests)
-    jobs = [suite_job(s, t, u, tests) for s in stacks for t in targets
-            for u in all_units
-            if t.arch in u.group.mem_mb and u.tests(tests, t)]
-    return Suite(jobs, tests, all_units, targets)
+    jobs, skips = [], []
+    for s in stacks:
+        for t in targets:
+            for u in all_units:
+                if t.arch not in u.group.mem_mb or not u.tests(tests, t):
+                    continue
+                sj = suite_job(s, t, u, tests)
+                if len(sj.skipped) < len(sj.tests):
+                    jobs.append(sj)
+                else:
+                    skips += unbooted(sj, s, t)
+    return Suite(jobs, tests, all_units, targets, skips)
 
 
 def boot(jobs: list[SuiteJob], out_dir: Path, accel: str) -> list[dict]:
@@ -176,6 +195,7 @@ def run_check(stacks: list[str], where: Where, accel: str, quick: bool,
     start = time.time() if since is None else since
     results = boot(suite.jobs, out_dir, accel)
     verdicts = [Verdict(**d) for r in results for d in r["verdicts"]]
+    verdicts += suite.unbooted
     boots = [r["info"] for r in results]
     meta = metadata(quick, accel, boots, time.time() - start)
     rows = order(suite.tests, [u.name for u in suite.units])

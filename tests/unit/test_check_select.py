@@ -62,3 +62,28 @@ def test_a_test_for_other_kernels_is_skipped_with_the_command_that_runs_it(
     monkeypatch.setattr(paths, "variant", lambda: current)
     _, skipped = boots.files_and_skips([test], "x86_64")
     assert skipped[test.name].endswith(how), skipped
+
+
+def test_a_unit_none_of_whose_tests_runs_on_a_kernel_is_not_booted(
+        monkeypatch):
+    """On the KASAN kernels the small-node family tests are skipped
+    (they run on the measured and debugvm kernels only): their guest,
+    which a KASAN kernel cannot boot in 64 MB, is not booted at all, and
+    the table still shows each of them skipped with its reason."""
+    from rmapbench import paths
+    from rmapbench.check import suite
+    from rmapbench.profiles import DISTRO, Target
+
+    monkeypatch.setattr(paths, "variant", lambda: "kasan")
+    monkeypatch.setattr(suite, "require_kernels", lambda *a: None)
+    planned = suite.plan(["anonmm"], [Target(DISTRO, "x86_64")], False)
+    assert "smallnodes" not in {sj.unit.name for sj in planned.jobs}
+    family = {v.test: v for v in planned.unbooted}
+    assert {"family-N16-mb64", "family-N12-mb72", "family-N20-mb72"} <= \
+        set(family)
+    assert all(v.verdict == "skip" and "make check-kernels" in v.reason
+               for v in family.values())
+    monkeypatch.setattr(paths, "variant", lambda: "")
+    planned = suite.plan(["anonmm"], [Target(DISTRO, "x86_64")], False)
+    assert "smallnodes" in {sj.unit.name for sj in planned.jobs}
+    assert not planned.unbooted
