@@ -221,8 +221,8 @@ def test_a_variant_adds_its_kernel_arguments_to_the_suite_boots(
     monkeypatch.delenv("RMAPBENCH_VARIANT", raising=False)
     assert boots.boot_append() == boots.CHECK_APPEND
     monkeypatch.setenv("RMAPBENCH_VARIANT", "kasan")
-    assert testbed.variant_named("kasan").append == "pci=noacpi"
-    assert boots.boot_append() == boots.CHECK_APPEND + " pci=noacpi"
+    assert testbed.variant_named("kasan").append == "pci=noacpi no5lvl"
+    assert boots.boot_append() == boots.CHECK_APPEND + " pci=noacpi no5lvl"
     monkeypatch.setenv("RMAPBENCH_VARIANT", "lockdep")
     assert boots.boot_append() == boots.CHECK_APPEND
 
