@@ -330,9 +330,8 @@ VARIANTS: tuple[Variant, ...] = (
     # sets them again, with interrupts on; an interrupt in between finds
     # LA57 clear, KASAN takes the 4-level shadow bounds, and a load from
     # an irq_desc in the 5-level direct map is reported as a
-    # wild-memory-access (seen once in nine boots, __common_interrupt
-    # interrupting identify_cpu just after its memset).  On 4-level
-    # paging the bounds do not change under it.
+    # wild-memory-access (docs/correctness.md, "Debug variants").  On
+    # 4-level paging the bounds do not change under it.
     Variant("kasan", skip_rows=("slabs back to idle",),
             void_metrics=("pinned_objs_count", "left_objs_count"),
             append="pci=noacpi no5lvl"),

@@ -301,8 +301,8 @@ FAMILY_POINTS = (("N=16 mb=64", "16 members, 64 MB: anonmm hung while "
                   "calls balanced"),
                  ("N=20 mb=72", "20 members, 72 MB: anon_vma hung so "
                   "too"))
-# The measured kernels ("") and debugvm: a lockdep kernel leaves its
-# 64 MB guest 29 MB (lockdep's tables), and the family is OOM-killed
+# The measured kernels ("") and debugvm: lockdep's tables leave a 64 MB
+# guest too little for the family, which is OOM-killed (docs/correctness.md)
 FAMILY_VARIANTS = ("", "debugvm")
 FAMILY_EXPECT = (("verified_pages", ">", 0),
                  ("verify_mismatch_pages", "==", 0),

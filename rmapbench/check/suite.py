@@ -56,6 +56,18 @@ class SuiteJob:
     tests: list[Test]
     skipped: dict[str, str]
 
+    @property
+    def runs(self) -> list[Test]:
+        """Its tests that run on its kernel."""
+        return [t for t in self.tests if t.name not in self.skipped]
+
+    def skips(self) -> list[Verdict]:
+        """The verdicts of its tests that do not run on its kernel."""
+        b = self.job.boot
+        kernel = kernel_name(b.stack, Target(b.profile, b.arch).label())
+        return [Verdict(t.name, kernel, SKIP, self.skipped[t.name])
+                for t in self.tests if t.name in self.skipped]
+
 
 def suite_job(stack: str, target: Target, unit: Unit, tests: list[Test]
               ) -> SuiteJob:
@@ -72,10 +84,9 @@ def suite_job(stack: str, target: Target, unit: Unit, tests: list[Test]
 
 def judge(sj: SuiteJob, run: guest.GuestRun) -> dict:
     kernel = kernel_name(run.stack, Target(run.profile, run.arch).label())
-    verdicts = [Verdict(t.name, kernel, SKIP, sj.skipped[t.name])
-                for t in sj.tests if t.name in sj.skipped]
-    runs = [t for t in sj.tests if t.name not in sj.skipped]
-    verdicts += judge_boot(run, make_plan(sj.unit.name, runs), runs, kernel)
+    runs = sj.runs
+    verdicts = sj.skips() + judge_boot(run, make_plan(sj.unit.name, runs),
+                                       runs, kernel)
     mem = run.console.meminfo_kb()
     info = {"kernel": kernel, "group": sj.unit.name, "log": str(run.boot.log),
             "mem_total_kb": mem.get("MemTotal"),
@@ -141,13 +152,6 @@ class Suite:
     unbooted: list[Verdict]
 
 
-def unbooted(sj: SuiteJob, stack: str, target: Target) -> list[Verdict]:
-    """The skips of a unit not booted: every one of its tests."""
-    kernel = kernel_name(stack, target.label())
-    return [Verdict(t.name, kernel, SKIP, sj.skipped[t.name])
-            for t in sj.tests]
-
-
 def plan(stacks: list[str], where: Where, quick: bool,
          only: tuple[str, ...] = ()) -> Suite:
     """Every boot of the quick or full suite (or only the tests named)
@@ -157,18 +161,11 @@ def plan(stacks: list[str], where: Where, quick: bool,
     targets = as_targets(where)
     require_kernels(stacks, targets)
     all_units = units(groups, tests)
-    jobs, skips = [], []
-    for s in stacks:
-        for t in targets:
-            for u in all_units:
-                if t.arch not in u.group.mem_mb or not u.tests(tests, t):
-                    continue
-                sj = suite_job(s, t, u, tests)
-                if len(sj.skipped) < len(sj.tests):
-                    jobs.append(sj)
-                else:
-                    skips += unbooted(sj, s, t)
-    return Suite(jobs, tests, all_units, targets, skips)
+    every = [suite_job(s, t, u, tests) for s in stacks for t in targets
+             for u in all_units
+             if t.arch in u.group.mem_mb and u.tests(tests, t)]
+    return Suite([sj for sj in every if sj.runs], tests, all_units, targets,
+                 [v for sj in every if not sj.runs for v in sj.skips()])
 
 
 def boot(jobs: list[SuiteJob], out_dir: Path, accel: str) -> list[dict]:
