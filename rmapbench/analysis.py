@@ -8,12 +8,16 @@ apart and never become numbers.  Per metric and configuration: each
 lane's Summary, and the anonmm/anon_vma Comparison (each variant lane's
 against the same anon_vma records).  A deterministic count of a
 configuration whose exactness the run checked (repetitions.py: one
-boot per point, a second at the middle point) is exact with n = 1 too.
+boot per point, a second at the middle point) is exact with n = 1 too;
+so is every metric, timed ones included, of a configuration whose boots
+the run checked repeat exactly (store.REPEATS).
 """
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from . import metrics
+from .store import REPEATS
 from .record import Config, ConfigKey, group, is_variant, metric_values
 from .testbed import BASE, NEW
 from .stats import Comparison, Summary, compare, summarize
@@ -66,14 +70,16 @@ def metric_names(key: ConfigKey, stacks: dict[str, list[dict]]) -> list[str]:
 
 def config_stats(key: ConfigKey, stacks: dict[str, list[dict]],
                  names: list[str] | None = None,
-                 checked: bool = False) -> ConfigStats:
-    """checked: the run checked that the configuration's exact counts
-    repeat (its single boots are exact values)."""
+                 checked: str | None = None) -> ConfigStats:
+    """checked: the policy (store.EXACT or store.REPEATS) by which the
+    run checked that the configuration's exact counts, or all its
+    metrics, repeat: its single boots are exact values."""
     cs = ConfigStats(key, stacks)
     for name in names if names is not None else metric_names(key, stacks):
-        det = metrics.lookup(name, key.workload, key.mode).deterministic
+        det = checked == REPEATS or metrics.lookup(
+            name, key.workload, key.mode).deterministic
         for stack, recs in stacks.items():
-            s = summarize(metric_values(recs, name), det, checked)
+            s = summarize(metric_values(recs, name), det, bool(checked))
             if s is not None:
                 cs.summaries.setdefault(stack, {})[name] = s
         cs.comparisons[name] = compare(name, cs.summary(BASE, name),
@@ -92,14 +98,15 @@ def variant_lanes(stacks: dict[str, list[dict]]) -> list[str]:
 
 
 def analyse(records: list[dict], primary_only: bool = True,
-            checked: frozenset[Config] = frozenset()
+            checked: Mapping[Config, str] | None = None
             ) -> list[ConfigStats]:
     """ConfigStats of every configuration, in a stable order.
 
     primary_only: only the record kind the mode compares for each
     workload/mode (capacity `step` lines and depth `summary` lines are
     left out); unknown workloads keep all their records.  checked: the
-    configurations whose exact counts the run checked.
+    configurations whose repetition the run checked, with the policy
+    (store.checked).
     """
     out = []
     for key, stacks in group(records).configs.items():
@@ -108,5 +115,6 @@ def analyse(records: list[dict], primary_only: bool = True,
                                                          key.mode)):
             continue
         out.append(config_stats(key, stacks,
-                                checked=key.config() in checked))
+                                checked=(checked or {}).get(
+                                    key.config())))
     return out

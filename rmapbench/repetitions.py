@@ -8,6 +8,12 @@ timed), in the manner of mmtests and LKP deciding from spread.
   arch (the middle of its sweep) gets a second, and if its two boots
   disagree on any exact metric, every point of that experiment, clock
   and arch is repeated as a TIMED one.
+- REPEATS (timed metrics on an instruction-counting clock, in guests
+  with no disk: nothing the host schedules reaches the guest's
+  instructions, so a second boot of one plan executes the same ones and
+  prints the same numbers, docs/measurements.md): as EXACT, but the
+  check point's two boots must agree on every metric they print, timed
+  ones included, or the experiment is repeated as TIMED.
 - TIMED: START boots per point and stack, then one more per round to
   each point where some timed metric's anonmm/anon_vma ratio has a 95%
   interval reaching beyond +-TARGET of the ratio, until the cap
@@ -28,12 +34,12 @@ host with another boot (shares_host).
 
 from dataclasses import dataclass
 
-from . import metrics, stats, testbed, workloads
+from . import metrics, settings, stats, testbed, workloads
 from .analysis import TARGET, ConfigStats, config_stats
 from .experiments import Point
 from .record import Config, group, is_failed, lane
 from .testbed import HOST, clock as clock_entry
-from .store import EXACT
+from .store import EXACT, REPEATS
 from .workloads import Experiment
 
 FIXED, TIMED = "fixed", "timed"
@@ -61,6 +67,11 @@ class Policy:
         if self.kind == EXACT:
             return ("exact counts: one boot per point and stack, a second "
                     "at the middle point to check that they repeat")
+        if self.kind == REPEATS:
+            return ("boots that repeat exactly (an instruction-counting "
+                    "clock, no disk): one boot per point and stack, a "
+                    "second at the middle point to check that every "
+                    "metric repeats")
         return (f"timed: {self.start} boots per point and stack, then one "
                 f"more at a time while a timed ratio's 95% interval is "
                 f"wider than ±{self.target:.0%}, at most {self.cap}")
@@ -88,7 +99,20 @@ def policy(exp: Experiment, clock: str, fixed: int | None) -> Policy:
     mode = workloads.mode(exp.workload, exp.mode)
     if mode and all(m.deterministic for m in mode.metrics):
         return Policy(EXACT, 1, 2)
+    if repeats_exactly(exp, clock):
+        return Policy(REPEATS, 1, 2)
     return timed_policy(exp, clock)
+
+
+def repeats_exactly(exp: Experiment, clock: str) -> bool:
+    """Whether a second boot of a point of exp on clock would execute
+    the same instructions as the first: the clock counts them, no disk
+    is attached (a disk request completes at an instruction the host
+    decides), and the point is not packed (Experiment.packs: what ran
+    before it in its boot differs between repetitions; its repetitions
+    cost a boot per machine, not per point, anyway)."""
+    return (clock_entry(clock).repeatable and not exp.packs
+            and not settings.swap_disk_mb(exp.append, 1))
 
 
 def shares_host(exp: Experiment, clock: str) -> bool:
@@ -164,6 +188,24 @@ def disagree(recs: list[dict], workload: str, mode: str) -> list[str]:
     return sorted(out)
 
 
+def differ(recs: list[dict]) -> list[str]:
+    """The metrics whose values differ between the repetitions of one
+    lane: every line a boot printed, in its order, must repeat."""
+    runs: dict[str, dict[int, list[dict]]] = {}
+    for rec in recs:
+        runs.setdefault(lane(rec), {}).setdefault(
+            int(rec.get("rep", 0)), []).append(rec.get("metrics") or {})
+    out = set()
+    for boots in runs.values():
+        first, *others = boots.values()
+        for lines in others:
+            if len(lines) != len(first):
+                out.add("(the lines printed)")
+            for a, b in zip(first, lines):
+                out |= {k for k in a.keys() | b.keys() if a.get(k) != b.get(k)}
+    return sorted(out)
+
+
 def timed_decision(point: Point, pol: Policy,
                    reps: dict[str, dict[int, list[dict]]],
                    stacks: list[str]) -> Decision:
@@ -195,22 +237,25 @@ def check_point(points: list[Point], point: Point) -> Point:
     return mine[len(mine) // 2]
 
 
-def exact_decision(points: list[Point], point: Point, pol: Policy,
-                   idx: Index, stacks: list[str]) -> Decision | None:
+def checked_decision(points: list[Point], point: Point, pol: Policy,
+                     idx: Index, stacks: list[str]) -> Decision | None:
     """One boot, two at the check point; None when the check point's
-    boots disagree, or one of them failed and so checked nothing (the
-    caller repeats the experiment as timed)."""
+    boots disagree (on an exact count; under REPEATS on any metric), or
+    one of them failed and so checked nothing (the caller repeats the
+    experiment as timed)."""
     check = check_point(points, point)
     reps = idx.get(check.config, {})
+    what = "exact counts" if pol.kind == EXACT else "repeats exactly"
     if finished(reps, stacks, 2):
         e = point.exp
         recs = taken(reps, 2)
-        if any(is_failed(r) for r in recs) or \
-                disagree(recs, e.workload, e.mode):
+        if any(is_failed(r) for r in recs) or (
+                disagree(recs, e.workload, e.mode) if pol.kind == EXACT
+                else differ(recs)):
             return None
     if point == check:
-        return Decision(2, "exact counts, checked by a second boot", pol)
-    return Decision(1, "exact counts (checked at the middle point)", pol)
+        return Decision(2, f"{what}, checked by a second boot", pol)
+    return Decision(1, f"{what} (checked at the middle point)", pol)
 
 
 def lanes(point: Point, stacks: list[str]) -> list[str]:
@@ -224,14 +269,15 @@ def decide(points: list[Point], point: Point, records: Index,
     pol = policy(point.exp, point.config.clock, fixed)
     if pol.kind == FIXED:
         return Decision(pol.start, "fixed by --reps", pol)
-    if pol.kind == EXACT:
-        found = exact_decision(points, point, pol, records, stacks)
+    if pol.kind in (EXACT, REPEATS):
+        found = checked_decision(points, point, pol, records, stacks)
         if found:
             return found
+        what = "exact counts" if pol.kind == EXACT else "metrics"
         pol = timed_policy(point.exp, point.config.clock)
         found = timed_decision(point, pol, records.get(point.config, {}),
                                stacks)
-        return Decision(found.boots, "exact counts disagreed between "
+        return Decision(found.boots, f"{what} disagreed between "
                         f"boots, so repeated as timed: {found.why}", pol)
     return timed_decision(point, pol, records.get(point.config, {}), stacks)
 

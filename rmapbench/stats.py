@@ -189,6 +189,8 @@ def ratio_of_means(base: Summary | None, new: Summary | None) -> Ratio:
         return Ratio(None)
     a, b = base.mean, new.mean
     r = b / a
+    if base.exact and new.exact:
+        return Ratio(r, r, r)   # checked to repeat: no spread, n = 1 too
     if base.sem is None or new.sem is None:
         return Ratio(r)
     va, vb = base.sem ** 2, new.sem ** 2

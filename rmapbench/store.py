@@ -98,15 +98,19 @@ def update_metadata(rdir: Path, fields: dict) -> None:
 
 
 # A point's policy in metadata.json when the run checked that its exact
-# counts repeat (repetitions.py decides it).
+# counts repeat, or that its boots repeat exactly, every metric
+# (repetitions.py decides it).
 EXACT = "exact"
+REPEATS = "repeats"
 
 
-def checked(metadata: dict) -> frozenset[Config]:
-    """The configurations of a run whose exact counts it checked (their
-    experiment stayed EXACT: its check point's boots agreed)."""
-    return frozenset(Config.of(p) for p in metadata.get("repetitions") or []
-                     if p.get("policy") == EXACT)
+def checked(metadata: dict) -> dict[Config, str]:
+    """The configurations of a run whose repetition it checked (their
+    experiment stayed EXACT or REPEATS: its check point's boots agreed),
+    each with that policy."""
+    return {Config.of(p): p["policy"]
+            for p in metadata.get("repetitions") or []
+            if p.get("policy") in (EXACT, REPEATS)}
 
 
 # --- the answers of memory-size searches: sizing.json ---------------------

@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from .. import profiles
+from .. import profiles, store
 from ..record import config_key, is_failed
 from ..testbed import BASE, NEW
 from ..tables import table
@@ -70,7 +70,7 @@ def uses_icount(records: list[dict]) -> bool:
 def fixed_elsewhere(metadata: dict) -> bool:
     """The run decided its repetitions per point (one boot is then a
     rule the report states, not an oversight)."""
-    return any(p.get("policy") in ("exact", "timed")
+    return any(p.get("policy") in (store.EXACT, store.REPEATS, "timed")
                for p in metadata.get("repetitions") or [])
 
 

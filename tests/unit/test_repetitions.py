@@ -6,7 +6,8 @@ from dataclasses import replace
 import pytest
 
 import fabricate
-from rmapbench import experiments, qemu, repetitions, stats, testbed
+from rmapbench import analysis, experiments, qemu, repetitions, stats
+from rmapbench import testbed
 from rmapbench import store
 from rmapbench.experiments import Experiment
 from rmapbench.testbed import HOST, ICOUNT
@@ -102,7 +103,7 @@ def test_exact_points_get_one_boot_and_a_check():
     assert "checked" in decided[points[1]].why
     assert store.checked({"repetitions": [
         {**p.config.fields(), "policy": decided[p].policy.kind}
-        for p in points]}) == {p.config for p in points}
+        for p in points]}) == {p.config: store.EXACT for p in points}
 
 
 def test_exact_points_that_disagree_are_repeated_as_timed():
@@ -122,6 +123,54 @@ def test_exact_with_one_checked_boot_compares_exactly():
     unchecked = stats.summarize([160.0], deterministic=True)
     assert not unchecked.exact
     assert stats.compare("m", other, unchecked).note == "n=1: no test"
+
+
+ZRAM = replace(RATE, name="t-rate-zram", append="rmb.swap=zram",
+               sweep={"N": [5, 10, 20]}, fixed={"V": 10})
+
+
+def zram_rec(stack: str, rep: int, n: int, value: float) -> dict:
+    rec = fabricate.record(ZRAM.name, stack, "x86_64", "fork", "rate",
+                           {"V": 10, "N": n}, {"forks_per_s": value},
+                           rep=rep)
+    rec["clock"], rec["kernel_args"] = ICOUNT, ZRAM.append
+    return rec
+
+
+def test_diskless_icount_boots_are_checked_to_repeat_not_repeated():
+    assert repetitions.policy(ZRAM, ICOUNT, None).kind == store.REPEATS
+    # a disk, or a clock that does not count instructions: timed
+    assert repetitions.policy(RATE, ICOUNT, None).kind == repetitions.TIMED
+    assert repetitions.policy(ZRAM, HOST, None).kind == repetitions.TIMED
+    packed = replace(ZRAM, packs=True)
+    assert repetitions.policy(packed, ICOUNT, None).kind == repetitions.TIMED
+    points, decided = decide(ZRAM, [])
+    assert [decided[p].boots for p in points] == [1, 2, 1]
+    same = [zram_rec(s, r, n, 100.0 * n + len(s)) for s in STACKS
+            for n in (5, 10, 20) for r in ((0, 1) if n == 10 else (0,))]
+    points, decided = decide(ZRAM, same)
+    assert [decided[p].boots for p in points] == [1, 2, 1]
+    assert "repeats exactly" in decided[points[0]].why
+    checked = store.checked({"repetitions": [
+        {**p.config.fields(), "policy": decided[p].policy.kind}
+        for p in points]})
+    assert set(checked.values()) == {store.REPEATS}
+    # every metric of a checked point is exact, timed ones too, with a
+    # ratio whose interval has no width
+    (cs,) = [c for c in analysis.analyse(same, checked=checked)
+             if c.key.param("N") == 5]
+    cmp = cs.comparisons["forks_per_s"]
+    assert cmp.mark == stats.MARK_EXACT and cmp.ratio.reach == 0
+
+
+def test_diskless_boots_that_differ_are_repeated_as_timed():
+    recs = [zram_rec(s, 0, n, 100.0 * n) for s in STACKS for n in (5, 20)]
+    recs += [zram_rec(s, r, 10, 1000.0 + r * (s == "anonmm"))
+             for s in STACKS for r in (0, 1)]
+    points, decided = decide(ZRAM, recs)
+    assert all(decided[p].policy.kind == repetitions.TIMED for p in points)
+    assert all(decided[p].boots == 2 for p in points)
+    assert "metrics disagreed" in decided[points[0]].why
 
 
 def test_clocks_expand_into_their_own_points_and_keys():
