@@ -95,6 +95,14 @@ def with_setting(exp: Exp, which: str, **changes: object) -> Exp:
                    text=f"{exp.text}; {s.text}", **fields)
 
 
+def on_zram(exp: Exp) -> Exp:
+    """exp under its own name, with its stack variants, swapping to
+    zram: its guests attach no disk, so on an instruction-counting clock
+    its boots repeat exactly (repetitions.REPEATS).  For experiments
+    that swap nothing out, or whose data zram compresses."""
+    return with_setting(exp, "zram", name=exp.name, variants=exp.variants)
+
+
 def in_force(kernel_args: str) -> list[Setting]:
     """The settings whose arguments kernel_args carries."""
     words = set(kernel_args.split())

@@ -11,6 +11,7 @@ from pathlib import Path
 from .. import figures as fg
 from .. import testbed
 from ..record import ConfigKey, Grouped, group, metric_values
+from ..settings import on_zram
 from ..testbed import BASE, HOST, ICOUNT, ICOUNT_RR, NEW
 from ..stats import ratio_of_means, summarize
 from ..tables import fmt, ratio_cell, table
@@ -52,14 +53,15 @@ def rate_metrics(mode: str) -> tuple[Metric, ...]:
 
 
 def experiment(mode: str) -> Experiment:
-    """Path length on one vCPU (icount), T tasks taking turns."""
-    return Experiment(f"fastpath-{mode}", "fastpath", mode, ALL,
-                      sweep={"T": TASKS, **EXEC.get(mode, {})},
-                      fixed=FIXED[mode],
-                      clocks=(ICOUNT,), packs=True,
-                      full={"sweep": {"T": FULL_TASKS,
-                                      **EXEC.get(mode, {})}},
-                      text=f"{TEXT[mode]}, T tasks at once, one vCPU")
+    """Path length on one vCPU (icount), T tasks taking turns; on zram,
+    as every fastpath experiment: none swaps out, and with no disk their
+    icount boots repeat exactly."""
+    return on_zram(Experiment(
+        f"fastpath-{mode}", "fastpath", mode, ALL,
+        sweep={"T": TASKS, **EXEC.get(mode, {})}, fixed=FIXED[mode],
+        clocks=(ICOUNT,), packs=True,
+        full={"sweep": {"T": FULL_TASKS, **EXEC.get(mode, {})}},
+        text=f"{TEXT[mode]}, T tasks at once, one vCPU"))
 
 
 # the modes also run with 2 tasks on 2 vCPUs, on the icount-rr clock:
@@ -70,11 +72,11 @@ SMP_MODES = ("fault", "sdet")
 
 
 def smp_experiment(mode: str) -> Experiment:
-    return Experiment(f"fastpath-{mode}-smp", "fastpath", mode, ALL,
-                      fixed={**FIXED[mode], "T": 2}, clocks=(ICOUNT_RR,),
-                      vcpus=(2,), packs=True,
-                      full={"clocks": (ICOUNT_RR, HOST)},
-                      text=f"{TEXT[mode]}, 2 tasks on 2 vCPUs")
+    return on_zram(Experiment(
+        f"fastpath-{mode}-smp", "fastpath", mode, ALL,
+        fixed={**FIXED[mode], "T": 2}, clocks=(ICOUNT_RR,), vcpus=(2,),
+        packs=True, full={"clocks": (ICOUNT_RR, HOST)},
+        text=f"{TEXT[mode]}, 2 tasks on 2 vCPUs"))
 
 
 def plot_fastpath(records: list[dict], out_dir: Path) -> list[Path]:

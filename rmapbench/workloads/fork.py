@@ -12,6 +12,7 @@ from pathlib import Path
 from .. import figures as fg
 from .. import testbed
 from ..record import is_failed
+from ..settings import on_zram
 from ..testbed import FORK_ORDER, HOST, ICOUNT, ICOUNT_RR, variants_of
 from .base import HIGHER, NEUTRAL, Experiment, Figure, Mode, Workload, \
     metric
@@ -154,12 +155,14 @@ WORKLOAD = Workload(
             metric("forks_per_s", "fork+exit rate", "forks/s", HIGHER),),
             main=("fork-rate",), regime="fork")),
     experiments=(
-        Experiment("fork-breadth", "fork", "breadth", ALL,
-                   sweep={"N": [8, 32, 128]}, fixed={"V": 1000},
-                   clocks=(ICOUNT,),
-                   variants=ORDERS,
-                   text="one parent forks N children: latency, memory per "
-                        "child"),
+        # on zram, as fork-rate and fork-rate-smp: none swaps out, and
+        # with no disk their icount boots repeat exactly
+        on_zram(Experiment(
+            "fork-breadth", "fork", "breadth", ALL,
+            sweep={"N": [8, 32, 128]}, fixed={"V": 1000}, clocks=(ICOUNT,),
+            variants=ORDERS,
+            text="one parent forks N children: latency, memory per "
+                 "child")),
         Experiment("fork-depth", "fork", "depth", ALL,
                    fixed={"D": 16, "pages": 256},
                    variants=ORDERS,
@@ -176,27 +179,27 @@ WORKLOAD = Workload(
                    variants=ORDERS,
                    text="a chain of generations, each parent exiting once "
                         "it forked: rmap slab per live process"),
-        Experiment("fork-rate", "fork", "rate", ALL,
-                   fixed={"V": 1000, "N": 300}, clocks=(ICOUNT,),
-                   packs=True,
-                   # 'compare --full' on the host clock too: the report
-                   # shows how far the two clocks agree (host-clock boots
-                   # run alone, so only --full pays for them)
-                   full={"clocks": (ICOUNT, HOST)},
-                   variants=ORDERS,
-                   text="fork + child check + exit, rounds per second"),
+        on_zram(Experiment(
+            "fork-rate", "fork", "rate", ALL,
+            fixed={"V": 1000, "N": 300}, clocks=(ICOUNT,), packs=True,
+            # 'compare --full' on the host clock too: the report shows
+            # how far the two clocks agree (host-clock boots run alone,
+            # so only --full pays for them)
+            full={"clocks": (ICOUNT, HOST)},
+            variants=ORDERS,
+            text="fork + child check + exit, rounds per second")),
         # on the icount-rr clock: its time sums both vCPUs' instructions
         # (the child's exit on one, the parent's next fork on the other),
         # and repeats; 'compare --full' also on the host clock, where
         # they run at once
-        Experiment("fork-rate-smp", "fork", "rate", ALL,
-                   fixed={"V": 1000, "N": 300}, vcpus=(2,), packs=True,
-                   clocks=(ICOUNT_RR,),
-                   full={"clocks": (ICOUNT_RR, HOST)},
-                   variants=ORDERS,
-                   text="fork + child check + exit on 2 vCPUs: the child "
-                        "runs and exits on the other CPU while the parent "
-                        "forks the next")),
+        on_zram(Experiment(
+            "fork-rate-smp", "fork", "rate", ALL,
+            fixed={"V": 1000, "N": 300}, vcpus=(2,), packs=True,
+            clocks=(ICOUNT_RR,), full={"clocks": (ICOUNT_RR, HOST)},
+            variants=ORDERS,
+            text="fork + child check + exit on 2 vCPUs: the child runs "
+                 "and exits on the other CPU while the parent forks the "
+                 "next"))),
     figures=(Figure("fork-breadth", ("fork-breadth",), plot_fork_breadth),
              Figure("fork-chain", ("fork-chain",), plot_fork_chain),
              Figure("fork-rate", ("fork-rate",), plot_fork_rate)),

@@ -31,7 +31,7 @@ from pathlib import Path
 
 from .. import figures as fg
 from .. import testbed
-from ..settings import with_setting
+from ..settings import on_zram
 from ..testbed import ICOUNT
 from .base import (HIGHER, NEUTRAL, Experiment, Figure, Mode, Workload,
                    metric)
@@ -85,29 +85,30 @@ FULL_MOVE_W = [8, 64, 256, 1024]
 PATTERNS = ["shared", "cow"]
 
 EXPERIMENTS = (
-    Experiment("migrate-move", "migrate", "move", ("x86_64",),
-               sweep={"workers": MOVE_W, "pattern": PATTERNS},
-               fixed={"pages": 128, "rounds": 10},
-               mem_mb={"x86_64": [512]}, clocks=(ICOUNT,), packs=True,
-               full={"sweep": {"workers": FULL_MOVE_W,
-                               "pattern": PATTERNS},
-                     "mem_mb": {"x86_64": [1024]}},
-               text="move_pages(2) of 128 pages between the two nodes, "
-                    "mapped by a bundle of W (shared) or by the parent "
-                    "alone after W workers copied them (cow)"),
+    # both icount experiments on zram: with no disk their boots repeat
+    # exactly (after a disk's partition read two icount boots part, and
+    # compaction's course with them)
+    on_zram(Experiment(
+        "migrate-move", "migrate", "move", ("x86_64",),
+        sweep={"workers": MOVE_W, "pattern": PATTERNS},
+        fixed={"pages": 128, "rounds": 10},
+        mem_mb={"x86_64": [512]}, clocks=(ICOUNT,), packs=True,
+        full={"sweep": {"workers": FULL_MOVE_W, "pattern": PATTERNS},
+              "mem_mb": {"x86_64": [1024]}},
+        text="move_pages(2) of 128 pages between the two nodes, mapped by "
+             "a bundle of W (shared) or by the parent alone after W "
+             "workers copied them (cow)")),
     # one width: at W = 64 whole-memory compaction of the 256 MB guest
     # migrated none of the bundle's pages on either stack (its scanners
     # met before reaching them: docs/measurements.md), so nothing was
-    # compared there.  No disk (zram): after a disk's partition read two
-    # icount boots part, and compaction's course with them
-    with_setting(Experiment(
+    # compared there
+    on_zram(Experiment(
         "migrate-compact", "migrate", "compact", ("x86_64",),
         sweep={"workers": [8]},
         fixed={"pages": 1024, "rounds": 4, "churn": 0, "pageout": 0},
         mem_mb={"x86_64": [256]}, clocks=(ICOUNT,), max_reps=3,
         text="whole-memory compaction of a fragmented guest whose 1,024 "
-             "scattered pages a steady bundle of 8 maps"), "zram",
-        name="migrate-compact"),
+             "scattered pages a steady bundle of 8 maps")),
     # NUMA balancing needs a CPU on each node: two vCPUs, on the host
     # clock (each such boot runs alone)
     Experiment("migrate-balance", "migrate", "balance", ("x86_64",),

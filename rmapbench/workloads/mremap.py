@@ -7,7 +7,7 @@ from pathlib import Path
 
 from .. import figures as fg
 from .. import testbed
-from ..settings import with_setting
+from ..settings import on_zram
 from ..testbed import HOST, ICOUNT
 from .base import (Experiment, Figure, Metric, Mode, SizeSearch, Workload,
                    metric)
@@ -88,26 +88,26 @@ WORKLOAD = Workload(
         # anonmm also writes each page's index, and instruction counts
         # and an emulated memory system weigh that write differently
         # (the report shows both)
-        Experiment("mremap-unshared", "mremap", "unshared", ALL,
-                   fixed={"R_mb": 32, "moves": 10}, clocks=(ICOUNT,),
-                   packs=True,
-                   # the host clock's cross-check of the icount figures
-                   # is fork-rate's in the default comparison
-                   full={"clocks": (ICOUNT, HOST)},
-                   text="moving an anon region mapped once"),
-        Experiment("mremap-shared", "mremap", "shared", ALL,
-                   sweep={"K": [1, 4, 16]}, fixed={"R_mb": 32, "moves": 10},
-                   clocks=(ICOUNT,), packs=True,
-                   text="moving an anon region shared with K forked "
-                        "children"),
-        # on zram: with no host I/O in the guest's time, its icount
-        # boots repeat (the disk's completions land where the host says)
-        with_setting(Experiment(
+        # all three on zram: with no disk in the guest their icount
+        # boots repeat exactly (a disk's completions land where the host
+        # says), and mremap-swapped's data compresses
+        on_zram(Experiment(
+            "mremap-unshared", "mremap", "unshared", ALL,
+            fixed={"R_mb": 32, "moves": 10}, clocks=(ICOUNT,), packs=True,
+            # the host clock's cross-check of the icount figures is
+            # fork-rate's in the default comparison
+            full={"clocks": (ICOUNT, HOST)},
+            text="moving an anon region mapped once")),
+        on_zram(Experiment(
+            "mremap-shared", "mremap", "shared", ALL,
+            sweep={"K": [1, 4, 16]}, fixed={"R_mb": 32, "moves": 10},
+            clocks=(ICOUNT,), packs=True,
+            text="moving an anon region shared with K forked children")),
+        on_zram(Experiment(
             "mremap-swapped", "mremap", "swapped", ALL,
             fixed={"R_mb": 32, "moves": 10},
             mem_mb={"i386": [256], "x86_64": [256]}, clocks=(ICOUNT,),
-            text="moving an anon region partly swapped out"), "zram",
-            name="mremap-swapped")),
+            text="moving an anon region partly swapped out"))),
     # The price of anonmm's moves in memory: it copies every page
     # another mm maps when it moves it, so the family needs a larger
     # guest on anonmm.  A probe short of memory thrashes (reclaim cannot

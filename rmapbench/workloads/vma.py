@@ -11,6 +11,7 @@ from pathlib import Path
 from .. import figures as fg
 from .. import iface, testbed
 from ..record import is_failed
+from ..settings import on_zram
 from ..testbed import ICOUNT
 from .base import HIGHER, NEUTRAL, Experiment, Figure, Mode, Workload, metric
 
@@ -193,7 +194,9 @@ WORKLOAD = Workload(
             metric("high_free_kb", "HighFree left at the end", "kB",
                    NEUTRAL, exact=True)), main=("capacity",),
              regime="vma")),
-    experiments=(
+    # on zram: none swaps out, and with no disk their icount boots
+    # repeat exactly (repetitions.REPEATS)
+    experiments=tuple(map(on_zram, (
         Experiment("vma-cost", "vma", "count", ALL,
                    sweep={"kind": ["split", "gap"]}, fixed={"V": 20000},
                    clocks=(ICOUNT,),
@@ -205,7 +208,7 @@ WORKLOAD = Workload(
                    fixed={"low_floor_kb": 16384, "max_vmas": 50000},
                    mem_mb={"i386": [1024]}, append="vmalloc=768M",
                    timeout_s=900.0, clocks=(ICOUNT,),
-                   text="VMAs created until lowmem runs out (i386)")),
+                   text="VMAs created until lowmem runs out (i386)")))),
     figures=(
         Figure("lowmem", ("lowmem",), plot_lowmem),
         Figure("vma-size-cost", COST_EXPERIMENTS, plot_vma_cost),
