@@ -170,7 +170,7 @@ fi
 # rmb.lru_gen=n), the plan in a memory cgroup with rmb.memcg=PCT; then
 # one line saying what is on:
 #   RMB-FEATURES [swap=zram] numa_nodes=N cgroup2=0|1 memcg=0|1
-#                [memcg_max=BYTES] lru_gen=0x.. zswap=Y|N
+#                [memcg_max=BYTES] lru_gen=0x.. [debugfs=1] zswap=Y|N
 features() {
 	on=$zram
 	if grep -qw cgroup2 /proc/filesystems && [ -d /sys/fs/cgroup ]; then
@@ -192,6 +192,10 @@ features() {
 		{ rmb_arg lru_gen | grep -x n || echo y; } \
 			>/sys/kernel/mm/lru_gen/enabled
 		on="$on lru_gen=$(cat /sys/kernel/mm/lru_gen/enabled)"
+	fi
+	# debugfs, where the kernel has it (6.1's NUMA balancing tunables)
+	if grep -qw debugfs /proc/filesystems; then
+		mount -t debugfs debugfs /sys/kernel/debug && on="$on debugfs=1"
 	fi
 	if [ -r /sys/module/zswap/parameters/enabled ]; then
 		on="$on zswap=$(cat /sys/module/zswap/parameters/enabled)"

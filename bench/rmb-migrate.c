@@ -102,6 +102,11 @@ static struct rmb_param params[] = {
 	{ .key = "seconds", .def = 60, .min = 1, .max = 3600,
 	  .modes = "balance",
 	  .help = "fail if 90% of the copies have not moved by then" },
+	{ .key = "scan_ms", .def = 0, .min = 0, .max = 60000,
+	  .modes = "balance",
+	  .help = "NUMA balancing's scan delay and shortest scan period, in "
+		  "ms, set before the workers are forked (debugfs "
+		  "sched/numa_balancing); 0: the kernel's (1000)" },
 	{ .key = "seed", .def = 1, .min = 0, .max = 2147483647,
 	  .help = "seed of the page patterns" },
 	{ .key = NULL },
@@ -411,6 +416,34 @@ static void balance_worker(char *p, long long n, uint64_t seed,
 	_exit(bad ? 1 : 0);
 }
 
+/*
+ * NUMA balancing scans a task's address space (task_numa_work) once the
+ * task has run for its scan period, the first time after the scan delay:
+ * 1000 ms each by default, of the task's own run time, so W workers
+ * sharing a CPU wait about W seconds for their first scan.  6.1 has the
+ * tunables in debugfs.  A new mm takes the delay at fork.
+ */
+static void set_numa_scan_ms(long long ms)
+{
+	static const char *const knobs[] = { "scan_delay_ms",
+					     "scan_period_min_ms" };
+	char path[96], text[24];
+	int len = snprintf(text, sizeof(text), "%lld\n", ms);
+
+	for (size_t i = 0; i < sizeof(knobs) / sizeof(knobs[0]); i++) {
+		int fd;
+
+		snprintf(path, sizeof(path),
+			 "/sys/kernel/debug/sched/numa_balancing/%s", knobs[i]);
+		fd = open(path, O_WRONLY);
+		if (fd < 0 || rmb_write_all(fd, text, (size_t)len) != 0)
+			rmb_die(RMB_EXIT_FAIL, "cannot set %s to %lld: %s (it "
+				"needs a kernel with DEBUG_FS and SCHED_DEBUG, "
+				"debugfs mounted)", path, ms, strerror(errno));
+		close(fd);
+	}
+}
+
 static int balance_main(long long w, long long n, uint64_t seed)
 {
 	int checked = in_guest_with_nodes(1);
@@ -426,6 +459,8 @@ static int balance_main(long long w, long long n, uint64_t seed)
 
 	if (ctl == MAP_FAILED || !pids || !p)
 		rmb_die(RMB_EXIT_FAIL, "out of memory");
+	if (checked && rmb_arg("scan_ms"))
+		set_numa_scan_ms(rmb_arg("scan_ms"));
 	if (checked)
 		pin_to_node(0);
 	rmb_fill(p, (size_t)n, seed, 0);

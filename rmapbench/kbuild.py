@@ -264,8 +264,12 @@ def check_fragments(config: Path, frags: list[Path]) -> None:
                         "impossible):\n  " + "\n  ".join(wrong))
 
 
-# DEBUG_KERNEL only opens the menus of the debug options; it adds no code.
-DEBUG_MENU = "CONFIG_DEBUG_KERNEL"
+# What a debug fragment switches on that is not a debug option: a
+# measured kernel may have it.  DEBUG_KERNEL only opens the menus of the
+# debug options and adds no code; DEBUG_FS is a filesystem (fault
+# injection's controls live there) that Debian's own kernel has, and
+# the distro profile builds in: it changes no path a workload times.
+SUPPORT = frozenset({"CONFIG_DEBUG_KERNEL", "CONFIG_DEBUG_FS"})
 
 
 def debug_symbols() -> set[str]:
@@ -274,7 +278,7 @@ def debug_symbols() -> set[str]:
     on = set()
     for frag in sorted((paths.KERNELS / "debug").glob("*.config")):
         on |= {k for k, v in parse_config(frag.read_text()).items()
-               if v != "n" and k != DEBUG_MENU}
+               if v != "n" and k not in SUPPORT}
     return on
 
 
