@@ -16,8 +16,9 @@ def test_they_are_in_the_default_comparison_at_a_few_boots():
                                ["anon_vma", "anonmm"], ["i386", "x86_64"],
                                3)
     # 3 patterns x 2 widths on both arches + 1 chain on x86_64, 2
-    # stacks and anonmm's other fork order, 3 repetitions
-    assert len(cases) == (3 * 2 * 2 + 1) * 3 * 3
+    # stacks, and anonmm's other fork order for the pair pattern, 3
+    # repetitions
+    assert len(cases) == ((3 * 2 * 2 + 1) * 2 + 2 * 2) * 3
     assert {c.config.arch for c in cases
             if c.config.experiment != "fork-chain"} == \
         {"i386", "x86_64"}
