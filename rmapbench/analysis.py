@@ -10,7 +10,8 @@ against the same anon_vma records).  A deterministic count of a
 configuration whose exactness the run checked (repetitions.py: one
 boot per point, a second at the middle point) is exact with n = 1 too;
 so is every metric, timed ones included, of a configuration whose boots
-the run checked repeat exactly (store.REPEATS).
+replay exactly and whose check point moved by no more than
+repetitions.SEED_TOLERANCE with another seed (store.REPEATS).
 """
 
 from collections.abc import Mapping

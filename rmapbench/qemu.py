@@ -47,7 +47,12 @@ class Boot:
     it runs and the files it needs beyond the base image, and the
     machine: memory, vCPUs, swap disk, guest clock, kernel arguments
     beyond the harness's own, and the host time it may take.  The
-    profile adds its own machine (NUMA nodes) and kernel arguments."""
+    profile adds its own machine (NUMA nodes) and kernel arguments.
+    seed: QEMU's -seed on a repeatable clock, where it makes the guest's
+    random numbers (RDRAND, from which the kernel seeds its shuffled
+    page allocator, slab freelists and address-space layout): one seed
+    replays a boot instruction for instruction, another samples what
+    that randomness moves (runner.job_of gives repetition r seed r + 1)."""
     stack: str
     arch: str
     plan: str
@@ -59,6 +64,7 @@ class Boot:
     files: Files = ()        # extras.resolve(): added to the image
     clock: str = testbed.HOST   # testbed.CLOCKS
     profile: str = MINIMAL      # profiles.PROFILES
+    seed: int = 1
 
 
 # The guests running now, and whether the harness is being stopped: a
@@ -109,6 +115,12 @@ def qemu_version(suite: str = "") -> str:
     return res.stdout.splitlines()[0] if res.stdout else "unknown"
 
 
+def seed_args(boot: Boot, clock: testbed.Clock) -> list[str]:
+    """-seed on a repeatable clock (elsewhere the host's timing already
+    differs from boot to boot)."""
+    return ["-seed", str(boot.seed)] if clock.repeatable else []
+
+
 def command(boot: Boot, kernel: Path, initrd: Path, accel: str,
             swap: Path | None) -> list[str]:
     """The QEMU command line of boot, with its kernel image and initrd,
@@ -130,7 +142,8 @@ def command(boot: Boot, kernel: Path, initrd: Path, accel: str,
                 if clock.qemu_suite else [])
     cmd = [qemu_binary(boot.arch, clock.qemu_suite), *firmware,
            "-accel", accel_of(accel, clock),
-           *clock.qemu_args, "-cpu", testbed.arch(boot.arch).cpu,
+           *clock.qemu_args, *seed_args(boot, clock),
+           "-cpu", testbed.arch(boot.arch).cpu,
            "-m", str(boot.mem_mb), "-smp", smp, *nodes,
            "-kernel", str(kernel), "-initrd", str(initrd),
            "-append", append,

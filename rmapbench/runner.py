@@ -100,14 +100,16 @@ def records_of(case: Case, run: guest.GuestRun, run_id: str,
 
 
 def job_of(case: Case) -> executor.Job:
-    """The boot of a case: its plan, its machine, its image extras."""
+    """The boot of a case: its plan, its machine, its image extras;
+    repetition r boots with seed r + 1 (qemu.Boot.seed), so a point's
+    repetitions on a repeatable clock sample the guest's randomness."""
     c = case.config
     return executor.Job(case.key(), case.key(), qemu.Boot(
         case.stack, c.arch, case.plan(), mem_mb=c.mem_mb,
         timeout_s=case.timeout_s,
         swap_mb=settings.swap_disk_mb(case.kernel_args(), SWAP_MB),
         append=case.kernel_args(), files=extras.require(case.extras(), c.arch),
-        clock=c.clock, smp=c.vcpus, profile=c.profile))
+        clock=c.clock, smp=c.vcpus, profile=c.profile, seed=case.rep + 1))
 
 
 def pack_head(plan: str) -> str:

@@ -174,7 +174,7 @@ CLOCKS: tuple[Clock, ...] = (
           "timing measures code path length; repeatable and independent "
           "of the host's load, but caches and memory latency are not "
           "modelled and device time is hidden", accel="tcg",
-          qemu_args=("-icount", "shift=0,sleep=off", "-seed", "1",
+          qemu_args=("-icount", "shift=0,sleep=off",
                      "-rtc", "base=2026-01-01T00:00:00,clock=vm"),
           append="noapictimer acpi=off",
           # one vCPU: several need ACPI on and another QEMU (icount-rr)
@@ -194,7 +194,7 @@ CLOCKS: tuple[Clock, ...] = (
           "shares, never at once, so a lock is contended only when its "
           "holder's share ends inside it.  Repeatable, like icount",
           accel="tcg",
-          qemu_args=("-icount", "shift=0,sleep=off", "-seed", "1",
+          qemu_args=("-icount", "shift=0,sleep=off",
                      "-rtc", "base=2026-01-01T00:00:00,clock=vm"),
           append="noapictimer", repeatable=True, max_vcpus=8, mttcg=False,
           qemu_suite="bookworm-backports"),

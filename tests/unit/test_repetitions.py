@@ -7,7 +7,7 @@ import pytest
 
 import fabricate
 from rmapbench import analysis, experiments, qemu, repetitions, stats
-from rmapbench import testbed
+from rmapbench import runner, testbed
 from rmapbench import store
 from rmapbench.experiments import Experiment
 from rmapbench.testbed import HOST, ICOUNT
@@ -163,14 +163,43 @@ def test_diskless_icount_boots_are_checked_to_repeat_not_repeated():
     assert cmp.mark == stats.MARK_EXACT and cmp.ratio.reach == 0
 
 
-def test_diskless_boots_that_differ_are_repeated_as_timed():
+def check_moved(by: float) -> tuple[list, dict]:
+    """The ZRAM experiment with its check point's anonmm value moved by
+    the given fraction in its second boot (another seed)."""
     recs = [zram_rec(s, 0, n, 100.0 * n) for s in STACKS for n in (5, 20)]
-    recs += [zram_rec(s, r, 10, 1000.0 + r * (s == "anonmm"))
+    recs += [zram_rec(s, r, 10, 1000.0 * (1 + r * by * (s == "anonmm")))
              for s in STACKS for r in (0, 1)]
-    points, decided = decide(ZRAM, recs)
+    return decide(ZRAM, recs)
+
+
+def test_diskless_boots_the_seed_moves_are_repeated_as_timed():
+    points, decided = check_moved(2 * repetitions.SEED_TOLERANCE)
     assert all(decided[p].policy.kind == repetitions.TIMED for p in points)
-    assert all(decided[p].boots == 2 for p in points)
+    # two boots each, and the check point's interval wants a third
+    assert [decided[p].boots for p in points] == [2, 3, 2]
     assert "metrics disagreed" in decided[points[0]].why
+
+
+def test_diskless_boots_the_seed_barely_moves_stay_single():
+    points, decided = check_moved(repetitions.SEED_TOLERANCE / 2)
+    assert [decided[p].boots for p in points] == [1, 2, 1]
+    assert all(decided[p].policy.kind == store.REPEATS for p in points)
+
+
+def test_each_repetition_boots_with_its_own_seed(tmp_path):
+    exp = replace(ZRAM, sweep={"N": [5]})
+    cases = experiments.expand([exp], ["anonmm"], ["x86_64"], 2)
+    boots = [runner.job_of(c).boot for c in cases]
+    assert sorted(b.seed for b in boots) == [1, 2]
+    kernel = tmp_path / "bzImage"
+    kernel.touch()
+    for boot in boots:
+        cmd = qemu.command(boot, kernel, kernel, "tcg", None)
+        assert cmd[cmd.index("-seed") + 1] == str(boot.seed)
+    # the host clock's boots differ anyway: no seed
+    host = qemu.command(replace(boots[0], clock=HOST), kernel, kernel,
+                        "tcg", None)
+    assert "-seed" not in host
 
 
 def test_clocks_expand_into_their_own_points_and_keys():
