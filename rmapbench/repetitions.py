@@ -40,7 +40,7 @@ host with another boot (shares_host).
 from dataclasses import dataclass
 
 from . import metrics, settings, stats, testbed, workloads
-from .analysis import TARGET, ConfigStats, config_stats
+from .analysis import SEED_TOLERANCE, TARGET, ConfigStats, config_stats
 from .experiments import Point
 from .record import Config, group, is_failed, lane
 from .testbed import HOST, clock as clock_entry
@@ -57,11 +57,6 @@ FIXED, TIMED = "fixed", "timed"
 # start at two and keep rounds
 START = {c.name: 2 if c.repeatable else 3 for c in testbed.CLOCKS}
 CAP = {c.name: 6 if c.repeatable else 3 for c in testbed.CLOCKS}
-# REPEATS: how far the check point's metrics may move with the seed for
-# one boot a point to stand for the point: a tenth of the interval the
-# timed rounds aim at (TARGET), so that the single boots' ratios stand
-# within it
-SEED_TOLERANCE = 0.003
 
 
 @dataclass(frozen=True)

@@ -3,7 +3,7 @@ main configuration) and a verdict per workload, from its modes' headline
 metrics (the first each mode lists)."""
 
 from .. import metrics, stats, workloads
-from ..analysis import ConfigStats
+from ..analysis import SEED_TOLERANCE, ConfigStats
 from ..profiles import MINIMAL, Target, sort_targets
 from ..record import Config, ConfigKey, is_failed, lane
 from ..testbed import BASE, HOST, NEW
@@ -20,9 +20,10 @@ SUMMARY_HEADER = ["workload/mode", "arch", "metric", "configuration",
 LEGEND = ("Cells: median / mean ± 95% CI half-width (n); `exact`: every "
           "repetition gave the same count (with n=1: one boot of a "
           "configuration whose experiment checked, at its middle "
-          "configuration, that two boots agree: on the counts, or, for "
-          "boots that repeat exactly, on every metric, timings "
-          "included).  Configurations name "
+          "configuration, that a second boot with another seed agrees: "
+          "on the counts, or, for boots that replay exactly, on every "
+          f"compared metric within {SEED_TOLERANCE:.1%}).  "
+          "Configurations name "
           "their guest clock when it is not the host's (see each "
           f"experiment's clock).  Ratio: {NEW} mean / {BASE} "
           "mean with its 95% interval (Fieller).  Mark: `*` Welch's "

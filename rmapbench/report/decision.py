@@ -126,8 +126,9 @@ def main_configs(analysis: list[ConfigStats]) -> list[Main]:
 def smp_configs(analysis: list[ConfigStats]) -> list[Main]:
     """(workload, mode, configuration on a kernel) of each experiment of a
     regime-naming mode that boots several vCPUs on a repeatable clock
-    (icount-rr): its boots repeat as the one-vCPU rows' do, so it
-    decides beside them.  Host-clock SMP experiments stay context."""
+    (icount-rr): its boots replay as the one-vCPU rows' do, and its
+    repetitions' seeds give it an interval as theirs do, so it decides
+    beside them.  Host-clock SMP experiments stay context."""
     kernels = compare.kernels(analysis)
     out = []
     for exp in workloads.experiments():

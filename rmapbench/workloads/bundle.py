@@ -105,7 +105,8 @@ def on_disk(pattern: str) -> Experiment:
         sweep={"W": COMPARE_W}, fixed={"mb": COMPARE_MB},
         mem_mb=COMPARE_MEM, timeout_s=600.0, clocks=(ICOUNT,),
         variants=ORDERS if pattern in ORDER_MATTERS else (),
-        # three boots tell the schemes apart; on zram they repeat
+        # three boots, three seeds, tell the schemes apart; more do not
+        # bring W=64's walk within +-3% (docs/measurements.md)
         max_reps=3,
         # --full: the host clock too ("Clocks compared" in the report)
         full={"sweep": {"W": FULL_W[pattern]}, "mem_mb": FULL_MEM,
@@ -162,14 +163,19 @@ def plot_contend(records: list[dict], out_dir: Path) -> list[Path]:
 def contend_experiment() -> Experiment:
     """SMP, with and without a thread per worker taking its mmap_lock
     for write while reclaim runs: anonmm's walks try-lock every mm,
-    anon_vma's take none.  On the icount-rr clock and zram its boots
-    repeat, so it decides beside the one-vCPU rows; a lock is contended
-    there when its holder's share of instructions ends inside it.
+    anon_vma's take none.  On the icount-rr clock and zram a boot
+    replays for one seed, and its seeds' interval decides beside the
+    one-vCPU rows; a lock is contended there when its holder's share of
+    instructions ends inside it.
     'compare --full' adds the host clock, where both vCPUs run at once."""
     return with_setting(Experiment(
         CONTEND, "bundle", "pair", ("x86_64",),
         sweep={"contend": [0, 1]}, fixed={"W": 8, "mb": COMPARE_MB},
         mem_mb=COMPARE_MEM, timeout_s=600.0, vcpus=(2,),
+        # one seed to the next moves its walk by half (docs/measurements.md,
+        # "One boot is one sample"): six boots still leave +-25%, three
+        # show the direction and say how wide
+        max_reps=3,
         clocks=(ICOUNT_RR,), full={"clocks": (ICOUNT_RR, testbed.HOST)},
         text="pair data under reclaim on 2 vCPUs, each worker's "
              "mmap_lock taken for write in a loop (contend=1) or not"),

@@ -330,8 +330,8 @@ WORKLOAD = Workload(
         with_setting(FAMILY_EXP, "zswap", sweep={"N": [4]}, full={}),
         # the family on 1 and 2 vCPUs, as small as swap-mem's, 80 MB:
         # the guest in which it swaps lightly.  On the icount-rr clock
-        # and zram its boots repeat, so the 2-vCPU row decides beside
-        # the one-vCPU ones; 'compare --full' adds the host clock (each
+        # and zram a boot replays for its seed, so the 2-vCPU row decides
+        # beside the one-vCPU ones; 'compare --full' adds the host clock (each
         # boot runs alone), where the vCPUs run at once
         with_setting(Experiment(
             "swap-smp", "swap", "family", ("x86_64",), fixed=FAMILY,
