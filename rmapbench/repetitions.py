@@ -182,33 +182,32 @@ def wide(recs: list[dict], workload: str, mode: str,
                    if not within(cs.comparisons[m.name].ratio, target)})
 
 
-def disagree(recs: list[dict], workload: str, mode: str) -> list[str]:
-    """The exact metrics whose repetitions differ on some stack."""
-    exact = [m.name for m in metrics.primary(workload, mode)
-             if m.deterministic]
-    out = set()
-    for cs in compared(recs, workload, mode):
-        for stack_sums in cs.summaries.values():
-            out |= {n for n in exact
-                    if n in stack_sums and not stack_sums[n].constant}
-    return sorted(out)
-
-
-def seed_moved(recs: list[dict], workload: str, mode: str,
-               tol: float = SEED_TOLERANCE) -> list[str]:
-    """The compared metrics (the mode's, but those of context) whose
-    value on some lane moves by more than tol of its mean between the
-    repetitions in recs, which booted with different seeds."""
-    names = [m.name for m in metrics.primary(workload, mode)
-             if m.direction != metrics.NEUTRAL]
+def moved(recs: list[dict], workload: str, mode: str, names: list[str],
+          tol: float) -> list[str]:
+    """The metrics of names whose value on some lane moves between the
+    repetitions in recs by more than tol of its mean (tol 0: at all)."""
     out = set()
     for cs in compared(recs, workload, mode):
         for sums in cs.summaries.values():
-            for name in names:
-                s = sums.get(name)
-                if s is not None and s.max - s.min > tol * abs(s.mean):
-                    out.add(name)
+            out |= {n for n in names if n in sums and
+                    sums[n].max - sums[n].min > tol * abs(sums[n].mean)}
     return sorted(out)
+
+
+def disagree(recs: list[dict], workload: str, mode: str) -> list[str]:
+    """The exact metrics whose repetitions differ on some stack."""
+    return moved(recs, workload, mode,
+                 [m.name for m in metrics.primary(workload, mode)
+                  if m.deterministic], 0.0)
+
+
+def seed_moved(recs: list[dict], workload: str, mode: str) -> list[str]:
+    """The compared metrics (the mode's, but those of context) that move
+    by more than SEED_TOLERANCE between the repetitions in recs, which
+    booted with different seeds."""
+    return moved(recs, workload, mode,
+                 [m.name for m in metrics.primary(workload, mode)
+                  if m.direction != metrics.NEUTRAL], SEED_TOLERANCE)
 
 
 def timed_decision(point: Point, pol: Policy,
