@@ -13,7 +13,11 @@ from pathlib import Path
 from typing import Any
 
 from ..record import Config
-from ..testbed import HOST
+from ..testbed import FORK_ORDER, HOST, variants_of
+
+# The other values of anonmm's fork order (testbed.FORK_ORDER), as the
+# stack variants an experiment boots beside its headline (Experiment.variants)
+FORK_ORDERS = variants_of(FORK_ORDER)
 
 LOWER = "lower_better"
 HIGHER = "higher_better"

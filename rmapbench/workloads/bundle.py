@@ -23,9 +23,9 @@ from .. import figures as fg
 from .. import testbed
 from ..record import is_failed
 from ..settings import with_setting
-from ..testbed import FORK_ORDER, ICOUNT, ICOUNT_RR, variants_of
-from .base import (NEUTRAL, Crossover, Experiment, Figure, Mode,
-                   Workload, metric)
+from ..testbed import ICOUNT, ICOUNT_RR
+from .base import (FORK_ORDERS, NEUTRAL, Crossover, Experiment, Figure,
+                   Mode, Workload, metric)
 
 PATTERNS = ("private", "pair", "shared")
 # the default comparison: small enough for TCG, wide enough for a slope,
@@ -47,7 +47,6 @@ FULL_MEM = {"x86_64": [512], "i386": [512]}
 # beside it.  Private and shared pages are walked the same under either
 # order (docs/measurements.md, "The bundle list order"): their other
 # order runs in 'compare --full' only
-ORDERS = variants_of(FORK_ORDER)
 ORDER_MATTERS = ("pair",)
 
 
@@ -104,13 +103,13 @@ def on_disk(pattern: str) -> Experiment:
         f"bundle-{pattern}", "bundle", pattern, testbed.arch_names(),
         sweep={"W": COMPARE_W}, fixed={"mb": COMPARE_MB},
         mem_mb=COMPARE_MEM, timeout_s=600.0, clocks=(ICOUNT,),
-        variants=ORDERS if pattern in ORDER_MATTERS else (),
+        variants=FORK_ORDERS if pattern in ORDER_MATTERS else (),
         # three boots, three seeds, tell the schemes apart; more do not
         # bring W=64's walk within +-3% (docs/measurements.md)
         max_reps=3,
         # --full: the host clock too ("Clocks compared" in the report)
         full={"sweep": {"W": FULL_W[pattern]}, "mem_mb": FULL_MEM,
-              "clocks": (ICOUNT, testbed.HOST), "variants": ORDERS},
+              "clocks": (ICOUNT, testbed.HOST), "variants": FORK_ORDERS},
         text=f"a master and W workers under reclaim, data {pattern} "
              f"({TEXT[pattern]})")
 
@@ -172,14 +171,14 @@ def contend_experiment() -> Experiment:
         CONTEND, "bundle", "pair", ("x86_64",),
         sweep={"contend": [0, 1]}, fixed={"W": 8, "mb": COMPARE_MB},
         mem_mb=COMPARE_MEM, timeout_s=600.0, vcpus=(2,),
-        # one seed to the next moves its walk by half (docs/measurements.md,
-        # "One boot is one sample"): six boots still leave +-25%, three
-        # show the direction and say how wide
+        # its walk varies so much from one seed to the next that six
+        # boots leave its interval wide too (docs/measurements.md, "One
+        # boot is one sample"): three show the direction and say how wide
         max_reps=3,
         clocks=(ICOUNT_RR,), full={"clocks": (ICOUNT_RR, testbed.HOST)},
         text="pair data under reclaim on 2 vCPUs, each worker's "
              "mmap_lock taken for write in a loop (contend=1) or not"),
-        "zram", name=CONTEND, variants=ORDERS)
+        "zram", name=CONTEND, variants=FORK_ORDERS)
 
 
 # The pair bundle at W = 64 with MGLRU off, the guest setting of the

@@ -13,16 +13,15 @@ from .. import figures as fg
 from .. import testbed
 from ..record import is_failed
 from ..settings import on_zram
-from ..testbed import FORK_ORDER, HOST, ICOUNT, ICOUNT_RR, variants_of
-from .base import HIGHER, NEUTRAL, Experiment, Figure, Mode, Workload, \
-    metric
+from ..testbed import HOST, ICOUNT, ICOUNT_RR
+from .base import FORK_ORDERS, HIGHER, NEUTRAL, Experiment, Figure, Mode, \
+    Workload, metric
 
 ALL = testbed.arch_names()
-# where a child joins its bundle's list is fork's own work on anonmm;
-# the fork experiments' ratios under both orders agree to the third
-# digit (docs/measurements.md, "The bundle list order"), so the other
-# order runs in 'compare --full' only
-ORDERS = {"variants": variants_of(FORK_ORDER)}
+# Where a child joins its bundle's list is fork's own work on anonmm,
+# but the fork experiments' ratios are the same under either order
+# (docs/measurements.md, "The bundle list order"): each experiment boots
+# the other order (FORK_ORDERS) in 'compare --full' only
 
 
 def plot_fork_breadth(records: list[dict], out_dir: Path) -> list[Path]:
@@ -162,11 +161,12 @@ WORKLOAD = Workload(
         on_zram(Experiment(
             "fork-breadth", "fork", "breadth", ALL,
             sweep={"N": [8, 32, 128]}, fixed={"V": 1000}, clocks=(ICOUNT,),
-            full=ORDERS,
+            full={"variants": FORK_ORDERS},
             text="one parent forks N children: latency, memory per "
                  "child")),
         Experiment("fork-depth", "fork", "depth", ALL,
-                   fixed={"D": 16, "pages": 256}, full=ORDERS,
+                   fixed={"D": 16, "pages": 256},
+                   full={"variants": FORK_ORDERS},
                    text="a chain of generations, each COWing and forking "
                         "the next"),
         # icount: its headline is exact, and its fork latency is a
@@ -177,7 +177,7 @@ WORKLOAD = Workload(
                    mem_mb={"x86_64": [128]}, clocks=(ICOUNT,),
                    # 10,000 generations, ten times the default's
                    full={"fixed": {"D": 10000, "pages": 256, "touch": 32},
-                         **ORDERS},
+                         "variants": FORK_ORDERS},
                    text="a chain of generations, each parent exiting once "
                         "it forked: rmap slab per live process"),
         on_zram(Experiment(
@@ -186,7 +186,7 @@ WORKLOAD = Workload(
             # 'compare --full' on the host clock too: the report shows
             # how far the two clocks agree (host-clock boots run alone,
             # so only --full pays for them)
-            full={"clocks": (ICOUNT, HOST), **ORDERS},
+            full={"clocks": (ICOUNT, HOST), "variants": FORK_ORDERS},
             text="fork + child check + exit, rounds per second")),
         # on the icount-rr clock: its time sums both vCPUs' instructions
         # (the child's exit on one, the parent's next fork on the other),
@@ -195,7 +195,8 @@ WORKLOAD = Workload(
         on_zram(Experiment(
             "fork-rate-smp", "fork", "rate", ALL,
             fixed={"V": 1000, "N": 300}, vcpus=(2,), packs=True,
-            clocks=(ICOUNT_RR,), full={"clocks": (ICOUNT_RR, HOST), **ORDERS},
+            clocks=(ICOUNT_RR,),
+            full={"clocks": (ICOUNT_RR, HOST), "variants": FORK_ORDERS},
             text="fork + child check + exit on 2 vCPUs: the child runs "
                  "and exits on the other CPU while the parent forks the "
                  "next"))),

@@ -17,20 +17,19 @@ from .. import stats, testbed
 from ..record import is_failed, metric_values
 from ..record import swapped_out as pswpout
 from ..settings import with_setting
-from ..testbed import BASE, FORK_ORDER, ICOUNT, ICOUNT_RR, NEW, variants_of
+from ..testbed import BASE, ICOUNT, ICOUNT_RR, NEW
 from ..tables import cell, fmt, params_text, table
-from .base import (NEUTRAL, Crossover, Experiment, Figure, Mode, SizeSearch,
-                   Workload, metric)
+from .base import (FORK_ORDERS, NEUTRAL, Crossover, Experiment, Figure, Mode,
+                   SizeSearch, Workload, metric)
 
 PAGE_KB = 4          # fio's kB/s -> pages/s
 # the family swap-mem and the size searches run, and its 'compare --full'
 FAMILY = {"N": 4, "mb": 64, "passes": 2}
 FULL_FAMILY = {"N": 4, "mb": 256, "passes": 2}
-# a family's pages are walked round its bundle's list, but a family's
-# ratios under either fork order of anonmm agree within their intervals
-# (docs/measurements.md, "The bundle list order"): the other order runs
-# in 'compare --full' only
-ORDERS = {"variants": variants_of(FORK_ORDER)}
+# A family's pages are walked round its bundle's list, but its ratios
+# under either fork order of anonmm agree within their intervals
+# (docs/measurements.md, "The bundle list order"): each experiment boots
+# the other order (FORK_ORDERS) in 'compare --full' only
 
 
 def fio_ceiling(records: list[dict]) -> dict[str, float]:
@@ -270,7 +269,8 @@ FAMILY_EXP = Experiment(
     clocks=(ICOUNT,), max_reps=3,
     full={"fixed": {"mb": 256, "passes": 2},
           "mem_mb": {"x86_64": [192]},
-          "clocks": (ICOUNT, testbed.HOST), **ORDERS},
+          "clocks": (ICOUNT, testbed.HOST),
+          "variants": FORK_ORDERS},
     text="a swapping family as it grows: the rmap walk under reclaim, "
          "swap-out throughput")
 # The family that decides swaps to zram: with no host I/O in the guest's
@@ -317,7 +317,8 @@ WORKLOAD = Workload(
                    clocks=(ICOUNT,), max_reps=3,
                    full={"fixed": FULL_FAMILY,
                          "mem_mb": {"x86_64": [160, 224, 384]},
-                         "clocks": (ICOUNT, testbed.HOST), **ORDERS},
+                         "clocks": (ICOUNT, testbed.HOST),
+                         "variants": FORK_ORDERS},
                    text="a swapping family across guest memory sizes"),
         FAMILY_ZRAM,
         FAMILY_DISK,
@@ -337,7 +338,8 @@ WORKLOAD = Workload(
             "swap-smp", "swap", "family", ("x86_64",), fixed=FAMILY,
             mem_mb={"x86_64": [80]}, vcpus=(1, 2), timeout_s=900.0,
             max_reps=3, clocks=(ICOUNT_RR,),
-            full={"clocks": (ICOUNT_RR, testbed.HOST), **ORDERS},
+            full={"clocks": (ICOUNT_RR, testbed.HOST),
+                  "variants": FORK_ORDERS},
             text="a swapping family of 4 on 1 and on 2 vCPUs"),
             "zram", name="swap-smp")),
     # swap-mem samples three sizes; the searches bisect the no-swap
