@@ -167,10 +167,12 @@ fi
 # The features of the distro profile's kernels, where the kernel has
 # them (a minimal kernel has none: nothing is done, nothing printed
 # unless zram swap is set up): cgroup v2 mounted, MGLRU on (off with
-# rmb.lru_gen=n), the plan in a memory cgroup with rmb.memcg=PCT; then
+# rmb.lru_gen=n), THP always, the plan in a memory cgroup with
+# rmb.memcg=PCT; then
 # one line saying what is on:
 #   RMB-FEATURES [swap=zram] numa_nodes=N cgroup2=0|1 memcg=0|1
-#                [memcg_max=BYTES] lru_gen=0x.. [debugfs=1] zswap=Y|N
+#                [memcg_max=BYTES] lru_gen=0x.. [thp=MODE] [debugfs=1]
+#                zswap=Y|N
 features() {
 	on=$zram
 	if grep -qw cgroup2 /proc/filesystems && [ -d /sys/fs/cgroup ]; then
@@ -192,6 +194,16 @@ features() {
 		{ rmb_arg lru_gen | grep -x n || echo y; } \
 			>/sys/kernel/mm/lru_gen/enabled
 		on="$on lru_gen=$(cat /sys/kernel/mm/lru_gen/enabled)"
+	fi
+	# THP always, as distro.config (and Debian) configure it: 6.1 turns
+	# it off at boot below 512 MB of RAM (hugepage_init()), which every
+	# guest here has, so it is put back (rmb.thp=never or =madvise
+	# chooses otherwise); khugepaged starts with it.
+	thp=/sys/kernel/mm/transparent_hugepage/enabled
+	if [ -e $thp ]; then
+		mode=$(rmb_arg thp)
+		echo "${mode:-always}" >$thp
+		on="$on thp=$(sed 's/.*\[\(.*\)\].*/\1/' $thp)"
 	fi
 	# debugfs, where the kernel has it (6.1's NUMA balancing tunables)
 	if grep -qw debugfs /proc/filesystems; then

@@ -131,19 +131,28 @@ static size_t verify_shared(const char *base, size_t n, uint64_t seed,
 	return bad;
 }
 
-/* One round of address-space changes on the private region. */
+/*
+ * One round of address-space changes on the private region; NULL, said
+ * in an RMB-ERROR line, if a call failed.
+ */
 static char *churn(char *priv, size_t n, char *spare, int swap)
 {
 	size_t half = n / 2 * rmb_page;
 	char *moved;
 
 	if (mprotect(priv, half, PROT_READ) != 0 ||
-	    mprotect(priv, half, PROT_READ | PROT_WRITE) != 0)
+	    mprotect(priv, half, PROT_READ | PROT_WRITE) != 0) {
+		rmb_error("worker %d: mprotect: %s", (int)getpid(),
+			  strerror(errno));
 		return NULL;
+	}
 	moved = mremap(priv, n * rmb_page, n * rmb_page,
 		       MREMAP_MAYMOVE | MREMAP_FIXED, spare);
-	if (moved == MAP_FAILED)
+	if (moved == MAP_FAILED) {
+		rmb_error("worker %d: mremap of %zu pages: %s", (int)getpid(),
+			  n, strerror(errno));
 		return NULL;
+	}
 	if (swap)
 		madvise(moved, n * rmb_page, MADV_PAGEOUT);
 	return moved;

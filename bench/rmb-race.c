@@ -35,6 +35,17 @@
  *   the parent's pages mismatching, a pageout of them missing one, the
  *   child dying of anything but the kill.
  *
+ * thp-mremap: a region of whole THPs (2 MB aligned, faulted huge where
+ *   THP is on) shared by fork; the parent mremap()s it away, to an aligned
+ *   address in even rounds (the pmds move whole: a shared folio is split
+ *   or copied first under anonmm) and one page off in odd ones (every pmd
+ *   is split), while the child, on the other CPU, pushes its mapping out
+ *   (round % 3 == 0: reclaim's walk, THP swap or split), COW-writes every
+ *   page (1: huge COW falls back to a pmd split), or mprotect()s the
+ *   middle half read-only and back (2: a pmd split in the child alone).
+ *   Both then verify their pages; the parent unmaps, and a pageout of the
+ *   child's pages must find every one.  Failures as for mremap-swapin.
+ *
  * Without swap (or on a host) nothing is pushed out: the rounds run, but
  * checked_count is 0 (the pageout checks are not made).
  *
@@ -58,7 +69,7 @@
 #define ERRORS_SHOWN 5
 
 static struct rmb_param params[] = {
-	{ .key = "mode", .choices = "mremap-swapin|mremap-kill",
+	{ .key = "mode", .choices = "mremap-swapin|mremap-kill|thp-mremap",
 	  .sdef = "mremap-swapin", .help = "the race to drive" },
 	{ .key = "pages", .def = 256, .min = 16, .max = 1 << 18,
 	  .help = "pages of the region moved in each round" },
@@ -87,7 +98,8 @@ struct race {
 	struct line *l;
 	size_t pages;
 	uint64_t seed;
-	char *src, *dst;	/* mremap-kill: two holes of whole tables */
+	char *src, *dst;	/* mremap-kill, thp-mremap: holes of whole tables */
+	char *dst_off;		/* thp-mremap: a hole one page off alignment */
 	long long full_ns;	/* mremap-kill: round 0's whole move */
 };
 
@@ -132,6 +144,23 @@ static void touch_down(const char *p, size_t pages)
 }
 
 /*
+ * A child's end: verify its pages, wait until the parent has dropped its
+ * copy, then check that a pageout can unmap every page it maps alone.
+ */
+static void __attribute__((noreturn))
+child_end(struct line *l, char *p, size_t pages, uint64_t seed)
+{
+	struct rmb_pageout po = { 0 };
+
+	l->child_bad = (long long)rmb_verify(p, pages, seed, 0, 0);
+	spin_until(&l->moved);
+	l->child_errno = checked ? rmb_pageout_check(p, pages, &po) : 0;
+	l->child_missed = po.missed;
+	l->child_present = po.candidates;
+	_exit(0);
+}
+
+/*
  * The child: swap the region in on CPU 1 at the parent's go, verify it,
  * wait until the parent has dropped its copy, then check that a pageout
  * can unmap every page it maps alone.
@@ -139,20 +168,11 @@ static void touch_down(const char *p, size_t pages)
 static void __attribute__((noreturn))
 child(struct line *l, char *p, size_t pages, uint64_t seed)
 {
-	struct rmb_pageout po = { 0 };
-	int err;
-
 	pin(1);
 	atomic_store(&l->ready, 1);
 	spin_until(&l->go);
 	touch_down(p, pages);
-	l->child_bad = (long long)rmb_verify(p, pages, seed, 0, 0);
-	spin_until(&l->moved);
-	err = checked ? rmb_pageout_check(p, pages, &po) : 0;
-	l->child_errno = err;
-	l->child_missed = po.missed;
-	l->child_present = po.candidates;
-	_exit(0);
+	child_end(l, p, pages, seed);
 }
 
 static void report_round(struct tally *t, long long round, const char *what,
@@ -163,6 +183,38 @@ static void report_round(struct tally *t, long long round, const char *what,
 
 	if (failures <= ERRORS_SHOWN)
 		rmb_error("round %lld: %s (%lld)", round, what, n);
+}
+
+/*
+ * Tell the child the parent's copy is gone, wait for it, and add what it
+ * found (its pages, its pageout check) to t.
+ */
+static void child_outcome(struct tally *t, struct line *l, pid_t pid,
+			  long long round)
+{
+	int status;
+
+	atomic_store(&l->moved, 1);
+	if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status) ||
+	    WEXITSTATUS(status) != 0) {
+		t->child_died++;
+		report_round(t, round, "child ended abnormally", status);
+		return;
+	}
+	if (l->child_bad) {
+		t->child_bad++;
+		report_round(t, round, "child: pages mismatch", l->child_bad);
+	}
+	if (l->child_missed) {
+		t->missed++;
+		report_round(t, round, "child: pages still present after "
+			     "MADV_PAGEOUT (the walk did not find them)",
+			     l->child_missed);
+	}
+	if (l->child_errno > 0)
+		rmb_die(RMB_EXIT_FAIL, "child: MADV_PAGEOUT: %s",
+			strerror((int)l->child_errno));
+	t->rounds++;
 }
 
 /* One mremap-swapin round; adds what went wrong to t. */
@@ -178,7 +230,6 @@ static void round_swapin(struct tally *t, const struct race *rc,
 	long long swapped;
 	char *moved;
 	pid_t pid;
-	int status;
 
 	if (!p || !dst)
 		rmb_die(RMB_EXIT_FAIL, "mmap of %zu bytes: %s", len,
@@ -211,27 +262,81 @@ static void round_swapin(struct tally *t, const struct race *rc,
 		report_round(t, round, "parent: pages mismatch", 0);
 	}
 	munmap(moved, len);		/* the child maps them alone now */
-	atomic_store(&l->moved, 1);
-	if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status) ||
-	    WEXITSTATUS(status) != 0) {
-		t->child_died++;
-		report_round(t, round, "child ended abnormally", status);
-		return;
+	child_outcome(t, l, pid, round);
+}
+
+/* Write every page's first word back as it is, last page first: a COW. */
+static void rewrite_down(char *p, size_t pages)
+{
+	for (size_t i = pages; i-- > 0;) {
+		volatile char *c = p + i * rmb_page;
+
+		*c = *c;
 	}
-	if (l->child_bad) {
-		t->child_bad++;
-		report_round(t, round, "child: pages mismatch", l->child_bad);
+}
+
+/* The thp-mremap child: at the go, the round's action on its mapping. */
+static void __attribute__((noreturn))
+thp_child(struct line *l, char *p, size_t pages, uint64_t seed,
+	  long long round)
+{
+	size_t len = pages * rmb_page;
+
+	pin(1);
+	atomic_store(&l->ready, 1);
+	spin_until(&l->go);
+	switch (round % 3) {
+	case 0:
+		madvise(p, len, MADV_PAGEOUT);
+		break;
+	case 1:
+		rewrite_down(p, pages);
+		break;
+	default:
+		if (mprotect(p + len / 4, len / 2, PROT_READ) != 0 ||
+		    mprotect(p + len / 4, len / 2, PROT_READ | PROT_WRITE))
+			_exit(RMB_EXIT_FAIL);
+		touch_down(p, pages);
 	}
-	if (l->child_missed) {
-		t->missed++;
-		report_round(t, round, "child: pages still present after "
-			     "MADV_PAGEOUT (the walk did not find them)",
-			     l->child_missed);
+	child_end(l, p, pages, seed);
+}
+
+/* One thp-mremap round; adds what went wrong to t. */
+static void round_thp(struct tally *t, const struct race *rc, long long round)
+{
+	struct line *l = rc->l;
+	uint64_t seed = rc->seed + (uint64_t)round;
+	size_t len = rc->pages * rmb_page;
+	char *dst = round % 2 ? rc->dst_off : rc->dst;
+	char *moved;
+	pid_t pid;
+
+	if (!rmb_map_anon(rc->src, len))
+		rmb_die(RMB_EXIT_FAIL, "mmap of %zu bytes: %s", len,
+			strerror(errno));
+	rmb_fill(rc->src, rc->pages, seed, 0);
+	memset(l, 0, sizeof(*l));
+	pid = rmb_fork();
+	if (pid < 0)
+		rmb_die(RMB_EXIT_FAIL, "fork: %s", strerror(errno));
+	if (pid == 0)
+		thp_child(l, rc->src, rc->pages, seed, round);
+	spin_until(&l->ready);
+	atomic_store(&l->go, 1);
+	moved = mremap(rc->src, len, len, MREMAP_MAYMOVE | MREMAP_FIXED, dst);
+	if (moved == MAP_FAILED) {
+		t->mremap_failed++;
+		report_round(t, round, "mremap failed", errno);
+		moved = rc->src;
+	} else {
+		t->moved_pages += (long long)rc->pages;
 	}
-	if (l->child_errno > 0)
-		rmb_die(RMB_EXIT_FAIL, "child: MADV_PAGEOUT: %s",
-			strerror((int)l->child_errno));
-	t->rounds++;
+	if (rmb_verify(moved, rc->pages, seed, 0, 0)) {
+		t->parent_bad++;
+		report_round(t, round, "parent: pages mismatch", 0);
+	}
+	munmap(moved, len);	/* src is free again: the next round maps it */
+	child_outcome(t, l, pid, round);
 }
 
 /*
@@ -360,16 +465,23 @@ int main(int argc, char **argv)
 	struct rmb_json j;
 	size_t pages, len;
 	long long failures;
-	int kill_mode;
+	int kill_mode, thp_mode;
 
 	rmb_init("race");
 	rmb_parse_args(params, argc, argv);
 	pages = (size_t)rmb_arg("pages");
 	len = pages * rmb_page;
 	kill_mode = rmb_mode_is("mremap-kill");
+	thp_mode = rmb_mode_is("thp-mremap");
+	if (thp_mode) {		/* whole huge pages: a span covers a pmd */
+		size_t huge = RMB_TABLE_SPAN / rmb_page;
+
+		pages = (pages + huge - 1) / huge * huge;
+		len = pages * rmb_page;
+	}
 	ncpus = (int)sysconf(_SC_NPROCESSORS_ONLN);
 	rmb_need_mem_kb((long long)(2 * len / 1024), 1, "the region, twice");
-	rmb_need_addr_space(2 * (uint64_t)len + 8 * RMB_TABLE_SPAN, "pages");
+	rmb_need_addr_space(3 * (uint64_t)len + 12 * RMB_TABLE_SPAN, "pages");
 	/* a host (no /proc/rmapbench) or no swap: the races need swap */
 	checked = strcmp(rmb_scheme(), "unknown") != 0 &&
 		  rmb_meminfo_kb("SwapFree") >=
@@ -380,11 +492,12 @@ int main(int argc, char **argv)
 		    MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	if (rc.l == MAP_FAILED)
 		rmb_die(RMB_EXIT_FAIL, "mmap: %s", strerror(errno));
-	if (kill_mode) {
+	if (kill_mode || thp_mode) {
 		rc.src = rmb_hole(len, 0);
 		rc.dst = rmb_hole(len, 0);
-		if (!rc.src || !rc.dst)
-			rmb_die(RMB_EXIT_FAIL, "reserving 2 x %zu bytes: %s",
+		rc.dst_off = thp_mode ? rmb_hole(len, rmb_page) : rc.dst;
+		if (!rc.src || !rc.dst || !rc.dst_off)
+			rmb_die(RMB_EXIT_FAIL, "reserving 3 x %zu bytes: %s",
 				len, strerror(errno));
 	}
 	pin(0);
@@ -392,6 +505,8 @@ int main(int argc, char **argv)
 	for (long long r = 0; r < rmb_arg("rounds"); r++) {
 		if (kill_mode)
 			round_kill(&t, &rc, r);
+		else if (thp_mode)
+			round_thp(&t, &rc, r);
 		else
 			round_swapin(&t, &rc, r);
 	}

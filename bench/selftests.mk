@@ -18,7 +18,7 @@ SELFTESTS_SRC ?= $(RMAPBENCH_CACHE)/linux-source-6.1/tools/testing/selftests
 
 SELFTESTS := mremap_test mremap_dontunmap mlock2-tests mlock-random-test \
 	map_fixed_noreplace map_populate madv_populate mrelease_test soft-dirty \
-	userfaultfd
+	userfaultfd khugepaged split_huge_page_test
 # migration links libnuma, whose static library (libnuma-dev) Debian
 # gives for amd64 alone: x86_64 only, where the distro kernels are
 ifeq ($(ARCH),x86_64)
@@ -26,7 +26,8 @@ SELFTESTS += migration
 endif
 ST_LIBS_migration := -lnuma
 # tests linked with vm_util.c (as in the tree's own Makefile)
-SELFTESTS_VM_UTIL := madv_populate soft-dirty userfaultfd
+SELFTESTS_VM_UTIL := madv_populate soft-dirty userfaultfd khugepaged \
+	split_huge_page_test
 # mrelease_test uses __NR_pidfd_open and __NR_process_mrelease without
 # including <sys/syscall.h>: both fall back to -1 and the test would
 # always skip (ENOSYS).  The header is forced in, the source untouched.

@@ -62,7 +62,14 @@
 	X(PGMIGRATE_FAIL, pgmigrate_fail, pages, 0) \
 	X(NUMA_PTE, numa_pte_updates, count, 0) \
 	X(NUMA_HINT, numa_hint_faults, count, 0) \
-	X(NUMA_MIGRATED, numa_pages_migrated, pages, 0)
+	X(NUMA_MIGRATED, numa_pages_migrated, pages, 0) \
+	X(THP_FAULT, thp_fault_alloc, count, 0) \
+	X(THP_COLLAPSE, thp_collapse_alloc, count, 0) \
+	X(THP_SPLIT_PMD, thp_split_pmd, count, 0) \
+	X(THP_SPLIT, thp_split_page, count, 0) \
+	X(THP_SPLIT_FAIL, thp_split_page_failed, count, 0) \
+	X(THP_SWPOUT, thp_swpout, count, 0) \
+	X(THP_SWPOUT_FALLBACK, thp_swpout_fallback, count, 0)
 
 /* Sums of /proc/rmapbench that the kernel keeps in 64 bits (a vm event
  * cannot hold them on i386): X(enum suffix, line, result field).  Walks

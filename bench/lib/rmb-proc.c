@@ -265,6 +265,7 @@ int rmb_pageout_check(void *base, size_t npages, struct rmb_pageout *out)
 		if (pass > 0) {
 			usleep(20000u << pass);
 			rmb_drain_lru_all_cpus();
+			rmb_split_huge_range(base, npages);
 		}
 		if (madvise(base, npages * rmb_page, MADV_PAGEOUT) != 0)
 			return errno;
@@ -273,6 +274,24 @@ int rmb_pageout_check(void *base, size_t npages, struct rmb_pageout *out)
 	out->missed += pm.exclusive;
 	out->swapped += pm.swapped;
 	return 0;
+}
+
+#define RMB_SPLIT_HUGE "/sys/kernel/debug/split_huge_pages"
+
+int rmb_split_huge_range(const void *base, size_t npages)
+{
+	char buf[80];
+	int fd = open(RMB_SPLIT_HUGE, O_WRONLY | O_CLOEXEC);
+	int n, err;
+
+	if (fd < 0)
+		return -1;
+	n = snprintf(buf, sizeof(buf), "%d,0x%lx,0x%lx", (int)getpid(),
+		     (unsigned long)base,
+		     (unsigned long)base + npages * rmb_page);
+	err = rmb_write_all(fd, buf, (size_t)n);
+	close(fd);
+	return err;
 }
 
 long long rmb_nonresident_pages(const void *base, size_t npages)

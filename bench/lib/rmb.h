@@ -106,14 +106,24 @@ long long rmb_swapped_pages(const void *base, size_t npages); /* -1: no pagemap 
  * The pageout check: MADV_PAGEOUT over [base, base + npages pages), retried
  * a few times (a page under writeback or isolated by kswapd stays); a page
  * still present and exclusively mapped after it is one whose mapping the
- * rmap walk did not find.  Adds the exclusive pages before (candidates),
- * those left (missed) and the swap ptes after (swapped) to *out.  Returns
- * 0, an errno of madvise, or -1 without pagemap.
+ * rmap walk did not find.  Retries first split the range's huge pages
+ * (rmb_split_huge_range): at a PTE-mapped THP that another mm maps too,
+ * 6.1's MADV_PAGEOUT gives up on the rest of that page table, exclusive
+ * pages after it included (madvise_cold_or_pageout_pte_range()).  Adds the
+ * exclusive pages before (candidates), those left (missed) and the swap
+ * ptes after (swapped) to *out.  Returns 0, an errno of madvise, or -1
+ * without pagemap.
  */
 struct rmb_pageout {
 	long long candidates, missed, swapped;
 };
 int rmb_pageout_check(void *base, size_t npages, struct rmb_pageout *out);
+/*
+ * Split every THP mapped in [base, base + npages pages) of this process
+ * (debugfs split_huge_pages, through the rmap walk): 0, or -1 where the
+ * kernel has no THP or debugfs is not mounted.
+ */
+int rmb_split_huge_range(const void *base, size_t npages);
 /* lru_add_drain() on every CPU: madvise(MADV_PAGEOUT) of a page from each */
 void rmb_drain_lru_all_cpus(void);
 long long rmb_nonresident_pages(const void *base, size_t npages);

@@ -14,14 +14,16 @@ from .. import plan, settings, testbed
 # SELFTESTS) and what the suite knows about them.
 SELFTESTS = ("mremap_test", "mremap_dontunmap", "mlock2-tests",
              "mlock-random-test", "map_fixed_noreplace", "map_populate",
-             "madv_populate", "mrelease_test", "soft-dirty", "userfaultfd")
+             "madv_populate", "mrelease_test", "soft-dirty", "userfaultfd",
+             "khugepaged", "split_huge_page_test")
 # What a selftest needs beyond the base kernels, where it runs and how:
 # its arguments, the profile features it needs, its arches (migration
 # links libnuma, static for amd64 only), its vCPUs (migration runs a
 # thread per CPU but one, and skips every subtest with fewer than two of
 # them: it needs three CPUs)
 SELFTEST_ARGS = {"userfaultfd": "anon 16 8"}
-SELFTEST_NEEDS = {"userfaultfd": ("userfaultfd",), "migration": ("numa",)}
+SELFTEST_NEEDS = {"userfaultfd": ("userfaultfd",), "migration": ("numa",),
+                  "khugepaged": ("thp",), "split_huge_page_test": ("thp",)}
 SELFTEST_ARCHES = {"migration": ("x86_64",)}
 SELFTEST_VCPUS = {"migration": 4}
 # Selftests whose skipped subtests tested nothing the suite can do
@@ -46,24 +48,44 @@ SELFTEST_NA = {
         "address space), 14 parses addresses above 2 GB with strtol()"),
 }
 # Selftests without TAP numbers whose run ends in a part that cannot
-# pass on these kernels for reasons of the test itself: the error line
-# that part fails with, the line that shows everything before it passed,
-# and why.  The test passes (pass*) when it failed with that error alone.
+# pass where it runs, for reasons of the test itself: (name, where) ->
+# the error line that part fails with, the line that shows everything
+# before it passed, and why.  where is a scheme ("anonmm": a difference
+# by design) or "no-thp" (a guest without THP: RMB-FEATURES has no
+# thp).  The test passes (pass*) when it failed with that error alone.
 SELFTEST_NA_END = {
-    "userfaultfd": (
+    ("userfaultfd", "no-thp"): (
         "ERROR: madvise(MADV_NOHUGEPAGE) failed (errno=22",
         "bounces: 0,",
         "its last part, uffd-wp with pagemap, needs MADV_NOHUGEPAGE (THP), "
         "off in both stacks until issue 27; every bounce of its stress "
         "(missing and write-protect faults) passed before it"),
     # it runs where MEM_SOFT_DIRTY is on (the distro kernels)
-    "soft-dirty": (
+    ("soft-dirty", "no-thp"): (
         "Bail out! Open hpage_pmd_size failed",
         "ok 3 ",
         "its huge page part (subtests 4 on) reads THP's hpage_pmd_size, "
         "off in both stacks until issue 27; subtests 1 to 3 passed "
         "before it"),
+    ("split_huge_page_test", "anonmm"): (
+        "Some THPs are missing during mremap",
+        "Split huge pages successful",
+        "split_pte_mapped_thp mremaps one page out of each of four THPs "
+        "and wants it still backed by its THP; under anonmm a page's "
+        "address is its folio's index plus its offset, so mremap splits "
+        "a folio it moves part of (docs/thp-design.md 1.4); "
+        "split_pmd_thp passed before it, and the file-backed part that "
+        "follows is shmem's rmap, the same in both stacks (it runs on "
+        "anon_vma)"),
 }
+
+
+def selftest_na_where(scheme: str, features: dict) -> tuple[str, ...]:
+    """The SELFTEST_NA_END conditions a guest meets: its scheme, and
+    no-thp where its init found no THP."""
+    return (scheme,) + (() if "thp" in features else ("no-thp",))
+
+
 # Setup and tear-down plan lines around a selftest.
 SELFTEST_WRAP = {
     # its 2 GB shared regions are only mapped, never touched: the
@@ -200,11 +222,21 @@ RACE_MODE = {
     "mremap-kill": ("a child killed in the middle of moving whole page "
                     "tables it shares with its parent: the move goes "
                     "back; the parent's pages hold and are found", ()),
+    "thp-mremap": ("THPs shared by fork moved (pmd-aligned, then one page "
+                   "off) while the child pushes them out, COW-writes them "
+                   "or mprotects half of them, on two CPUs",
+                   (("cpus_count", ">=", 2),
+                    ("thp_fault_alloc_count", ">", 0))),
 }
+# the profile features a race mode needs (Test.needs)
+RACE_NEEDS = {"thp-mremap": ("thp",)}
 
 # 16 MB: four page tables on i386, eight on x86_64; 19 rounds: two kills
 # at each tenth of a move from 10% to 90%
 RACE_KILL_ARGS = "pages=4096 rounds=19"
+# two 4 MB spans of THPs; 36 rounds: each of the child's three actions
+# against both kinds of move, six times
+RACE_THP_ARGS = "pages=2048 rounds=36"
 
 
 def race_test(mode: str, group: str, args: str, vcpus: int | None = None
@@ -213,7 +245,8 @@ def race_test(mode: str, group: str, args: str, vcpus: int | None = None
     what, extra = RACE_MODE[mode]
     return Test(f"race-{mode}{suffix}", "race", group,
                 plan.run("rmb-race", f"mode={mode} {args}".strip()),
-                what, swap=True, expect=RACE_EXPECT + extra, vcpus=vcpus)
+                what, swap=True, expect=RACE_EXPECT + extra, vcpus=vcpus,
+                needs=RACE_NEEDS.get(mode, ()))
 
 
 # rmb-inject: injection set up, operations done (moves of whole tables
@@ -441,6 +474,7 @@ def smp_tests(group: str, vcpus: int) -> list[Test]:
             race_test("mremap-swapin", group, "pages=256 rounds=600",
                       vcpus=vcpus),
             race_test("mremap-kill", group, RACE_KILL_ARGS, vcpus=vcpus),
+            race_test("thp-mremap", group, RACE_THP_ARGS, vcpus=vcpus),
             migrate_test(group, "workers=8 pages=512 rounds=12", vcpus=vcpus),
             hwpoison_test("hwpoison-contend", group, vcpus=vcpus),
             hwpoison_test("hwpoison-early", group, vcpus=vcpus)]

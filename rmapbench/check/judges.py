@@ -12,7 +12,8 @@ from .. import console as consolemod
 from .. import guest, plan, record, testbed
 from .boot_checks import StepProblem, boot_checks
 from .catalogue import (SELFTEST_NA, SELFTEST_NA_END, SELFTEST_NO_SKIP,
-                        SUMMARY_KINDS, Test, selftest_name)
+                        SUMMARY_KINDS, Test, selftest_na_where,
+                        selftest_name)
 from .verdict import FAIL, PASS, SKIP, Verdict
 
 STRESS_FAIL = re.compile(r"stress-ng: fail:|stress-ng: error:")
@@ -97,7 +98,8 @@ def judge_torture(t: Test, step: consolemod.Step, scheme: str) -> Judged:
     return PASS, note, details
 
 
-def judge_selftest(t: Test, arch: str, step: consolemod.Step) -> Judged:
+def judge_selftest(t: Test, arch: str, scheme: str, features: dict,
+                   step: consolemod.Step) -> Judged:
     lines = step.lines
     if step.rc == 4:
         return SKIP, f"the test skipped itself: {last_message(lines)}", {}
@@ -110,11 +112,13 @@ def judge_selftest(t: Test, arch: str, step: consolemod.Step) -> Judged:
             f"{SELFTEST_NO_SKIP[name]}", {"skipped": skipped}
     if step.rc == 0 and not failed:
         return PASS, "", {}
-    if name in SELFTEST_NA_END:
-        error, done, why_end = SELFTEST_NA_END[name]
+    for where in selftest_na_where(scheme, features):
+        if (name, where) not in SELFTEST_NA_END:
+            continue
+        error, done, why_end = SELFTEST_NA_END[(name, where)]
         if step.rc == 1 and error in last_message(lines) and \
                 any(line.startswith(done) for line in lines):
-            return PASS, f"not applicable on {arch}: {why_end}", {}
+            return PASS, f"not applicable ({where}): {why_end}", {}
     if failed and set(failed) <= na:
         return PASS, f"not applicable on {arch}: {why}", \
             {"not_ok": failed}
@@ -139,12 +143,12 @@ def judge_stress(step: consolemod.Step) -> Judged:
 
 def judge_kind(t: Test, run: guest.GuestRun, step: consolemod.Step
                ) -> Judged:
+    scheme = run.console.section_pairs("rmapbench").get("scheme", "unknown")
     if t.kind in SUMMARY_KINDS:
-        scheme = run.console.section_pairs("rmapbench").get("scheme",
-                                                            "unknown")
         return judge_torture(t, step, scheme)
     if t.kind == "selftest":
-        return judge_selftest(t, run.arch, step)
+        return judge_selftest(t, run.arch, scheme, run.console.features,
+                              step)
     return judge_stress(step)
 
 

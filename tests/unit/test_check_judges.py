@@ -273,24 +273,29 @@ NOHUGE = ("testing uffd-wp with pagemap (pgsize=4096): ERROR: "
           "madvise(MADV_NOHUGEPAGE) failed (errno=22, line=1490)")
 
 
-def test_userfaultfd_passes_when_only_its_thp_part_fails():
-    """userfaultfd's last part needs THP: it passes (pass*) when that
-    part alone failed after every bounce passed, and fails otherwise."""
+THP = {"thp": "always"}
+
+
+def test_userfaultfd_thp_part_not_applicable_only_without_thp():
+    """userfaultfd's last part needs THP: pass* on a guest without THP
+    when that part alone failed after every bounce passed; a failure
+    where THP is on, or when a bounce did not finish."""
     from importlib import import_module
     from rmapbench.check import judges
     t = import_module("rmapbench.check.catalogue").selftest("userfaultfd",
                                                             "g")
-    got = judges.judge_selftest(t, "x86_64",
-                                selftest_step(USERFAULTFD_OUT + [NOHUGE], 1))
+    step = selftest_step(USERFAULTFD_OUT + [NOHUGE], 1)
+    got = judges.judge_selftest(t, "x86_64", "anonmm", {}, step)
     assert got[0] == check.PASS and "THP" in got[1]
-    # a bounce that did not finish: the same error is a failure
-    got = judges.judge_selftest(t, "x86_64",
+    for scheme in ("anonmm", "anon_vma"):
+        assert judges.judge_selftest(t, "x86_64", scheme, THP, step)[0] == \
+            check.FAIL
+    got = judges.judge_selftest(t, "x86_64", "anonmm", {},
                                 selftest_step(USERFAULTFD_OUT[:2] + [NOHUGE],
                                               1))
     assert got[0] == check.FAIL
-    # another error: a failure
     other = "testing events (fork, remap, remove): ERROR: nr 3 (errno=0)"
-    got = judges.judge_selftest(t, "x86_64",
+    got = judges.judge_selftest(t, "x86_64", "anonmm", {},
                                 selftest_step(USERFAULTFD_OUT + [other], 1))
     assert got[0] == check.FAIL
 
@@ -302,20 +307,46 @@ SOFT_DIRTY_END = ["Bail out! Open hpage_pmd_size failed",
                   "# Totals: pass:0 fail:0 xfail:0 xpass:0 skip:0 error:0"]
 
 
-def test_soft_dirty_passes_when_only_its_thp_part_bails_out():
-    """On the distro kernels soft-dirty runs and bails out at its huge
-    page part (THP off): pass* after subtests 1-3, else a failure."""
+def test_soft_dirty_thp_part_not_applicable_only_without_thp():
+    """soft-dirty bails out at its huge page part without THP: pass*
+    after subtests 1-3 there, else (or with THP) a failure."""
     from importlib import import_module
     from rmapbench.check import judges
     t = import_module("rmapbench.check.catalogue").selftest("soft-dirty",
                                                             "g")
-    got = judges.judge_selftest(
-        t, "x86_64", selftest_step(SOFT_DIRTY_OUT + SOFT_DIRTY_END, 1))
+    step = selftest_step(SOFT_DIRTY_OUT + SOFT_DIRTY_END, 1)
+    got = judges.judge_selftest(t, "x86_64", "anonmm", {}, step)
     assert got[0] == check.PASS and "THP" in got[1]
+    assert judges.judge_selftest(t, "x86_64", "anonmm", THP, step)[0] == \
+        check.FAIL
     got = judges.judge_selftest(
-        t, "x86_64", selftest_step(SOFT_DIRTY_OUT[:4] + SOFT_DIRTY_END, 1))
+        t, "x86_64", "anonmm", {},
+        selftest_step(SOFT_DIRTY_OUT[:4] + SOFT_DIRTY_END, 1))
     assert got[0] == check.FAIL
     bad = SOFT_DIRTY_OUT[:4] + ["not ok 3 Test test_vma_reuse dirty bit "
                                 "of reused address page"] + SOFT_DIRTY_END
-    assert judges.judge_selftest(t, "x86_64",
+    assert judges.judge_selftest(t, "x86_64", "anonmm", {},
                                  selftest_step(bad, 1))[0] == check.FAIL
+
+
+SPLIT_OUT = ["Split huge pages successful"]
+SPLIT_MREMAP = "Some THPs are missing during mremap"
+
+
+def test_split_huge_page_test_mremap_part_not_applicable_on_anonmm():
+    """split_huge_page_test's PTE-mapped part wants a THP kept across a
+    one-page mremap, which anonmm splits by design: pass* on anonmm
+    after split_pmd_thp passed; a failure on anon_vma, and on anonmm
+    when the part before it did not pass."""
+    from importlib import import_module
+    from rmapbench.check import judges
+    t = import_module("rmapbench.check.catalogue").selftest(
+        "split_huge_page_test", "g")
+    step = selftest_step(SPLIT_OUT + [SPLIT_MREMAP], 1)
+    got = judges.judge_selftest(t, "x86_64", "anonmm", THP, step)
+    assert got[0] == check.PASS and "anonmm" in got[1]
+    assert judges.judge_selftest(t, "x86_64", "anon_vma", THP, step)[0] == \
+        check.FAIL
+    early = selftest_step(["No THP is allocated", SPLIT_MREMAP], 1)
+    assert judges.judge_selftest(t, "x86_64", "anonmm", THP, early)[0] == \
+        check.FAIL
