@@ -28,8 +28,9 @@ SELFTEST_ARCHES = {"migration": ("x86_64",), "khugepaged": ("x86_64",),
                   "split_huge_page_test": ("x86_64",)}
 # Selftests that run in a boot of their own group, not "selftests": the
 # THP ones fault hundreds of THPs (khugepaged's PTE-mapped compound test
-# 512, each kept by one page until the deferred split), which a 192 MB
-# guest cannot always give
+# 512, 1 GB kept by one page each until the deferred split, then one
+# more for MADV_COLLAPSE), which neither a 192 MB nor a 1 GB guest can
+# always give
 SELFTEST_GROUP = {"khugepaged": "thp", "split_huge_page_test": "thp"}
 SELFTEST_VCPUS = {"migration": 4}
 # Selftests whose skipped subtests tested nothing the suite can do
@@ -506,7 +507,7 @@ def full_catalogue() -> tuple[list[Group], list[Test]]:
               # node's memory in ZONE_MOVABLE, whose blocks can go offline
               Group("offline", {"x86_64": 1024}, 900.0, smp=2,
                     append="movablecore=50%"),
-              Group("thp", {"x86_64": 1024}, 900.0),
+              Group("thp", {"x86_64": 2048}, 900.0),
               SMALL_NODES]
     tests = [torture_test(m, "torture", "pages=1024 N=4")
              for m in TORTURE_MODE]
