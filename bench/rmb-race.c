@@ -217,6 +217,41 @@ static void child_outcome(struct tally *t, struct line *l, pid_t pid,
 	t->rounds++;
 }
 
+/*
+ * The parent's side of a round: move its pages at @from to @dst at once,
+ * then verify them where they are; returns that address.
+ */
+static char *parent_move(struct tally *t, char *from, char *dst,
+			 size_t pages, uint64_t seed, long long round)
+{
+	size_t len = pages * rmb_page;
+	char *moved = mremap(from, len, len, MREMAP_MAYMOVE | MREMAP_FIXED,
+			     dst);
+
+	if (moved == MAP_FAILED) {
+		t->mremap_failed++;
+		report_round(t, round, "mremap failed", errno);
+		moved = from;
+	} else {
+		t->moved_pages += (long long)pages;
+	}
+	if (rmb_verify(moved, pages, seed, 0, 0)) {
+		t->parent_bad++;
+		report_round(t, round, "parent: pages mismatch", 0);
+	}
+	return moved;
+}
+
+/* fork(), or die saying why */
+static pid_t fork_side(void)
+{
+	pid_t pid = rmb_fork();
+
+	if (pid < 0)
+		rmb_die(RMB_EXIT_FAIL, "fork: %s", strerror(errno));
+	return pid;
+}
+
 /* One mremap-swapin round; adds what went wrong to t. */
 static void round_swapin(struct tally *t, const struct race *rc,
 			 long long round)
@@ -241,26 +276,13 @@ static void round_swapin(struct tally *t, const struct race *rc,
 	if (checked && swapped < (long long)pages / 2)
 		t->not_swapped++;
 	memset(l, 0, sizeof(*l));
-	pid = rmb_fork();
-	if (pid < 0)
-		rmb_die(RMB_EXIT_FAIL, "fork: %s", strerror(errno));
+	pid = fork_side();
 	if (pid == 0)
 		child(l, p, pages, seed);
 	touch(p, pages);		/* mapped once, still in swap cache */
 	spin_until(&l->ready);
 	atomic_store(&l->go, 1);
-	moved = mremap(p, len, len, MREMAP_MAYMOVE | MREMAP_FIXED, dst);
-	if (moved == MAP_FAILED) {
-		t->mremap_failed++;
-		report_round(t, round, "mremap failed", errno);
-		moved = p;
-	} else {
-		t->moved_pages += (long long)pages;
-	}
-	if (rmb_verify(moved, pages, seed, 0, 0)) {
-		t->parent_bad++;
-		report_round(t, round, "parent: pages mismatch", 0);
-	}
+	moved = parent_move(t, p, dst, pages, seed, round);
 	munmap(moved, len);		/* the child maps them alone now */
 	child_outcome(t, l, pid, round);
 }
@@ -301,41 +323,35 @@ thp_child(struct line *l, char *p, size_t pages, uint64_t seed,
 	child_end(l, p, pages, seed);
 }
 
-/* One thp-mremap round; adds what went wrong to t. */
-static void round_thp(struct tally *t, const struct race *rc, long long round)
+/* Map the source region afresh, filled for this round's seed. */
+static void map_src(const struct race *rc, uint64_t seed)
 {
-	struct line *l = rc->l;
-	uint64_t seed = rc->seed + (uint64_t)round;
 	size_t len = rc->pages * rmb_page;
-	char *dst = round % 2 ? rc->dst_off : rc->dst;
-	char *moved;
-	pid_t pid;
 
 	if (!rmb_map_anon(rc->src, len))
 		rmb_die(RMB_EXIT_FAIL, "mmap of %zu bytes: %s", len,
 			strerror(errno));
 	rmb_fill(rc->src, rc->pages, seed, 0);
-	memset(l, 0, sizeof(*l));
-	pid = rmb_fork();
-	if (pid < 0)
-		rmb_die(RMB_EXIT_FAIL, "fork: %s", strerror(errno));
+	memset(rc->l, 0, sizeof(*rc->l));
+}
+
+/* One thp-mremap round; adds what went wrong to t. */
+static void round_thp(struct tally *t, const struct race *rc, long long round)
+{
+	struct line *l = rc->l;
+	uint64_t seed = rc->seed + (uint64_t)round;
+	char *dst = round % 2 ? rc->dst_off : rc->dst;
+	char *moved;
+	pid_t pid;
+
+	map_src(rc, seed);
+	pid = fork_side();
 	if (pid == 0)
 		thp_child(l, rc->src, rc->pages, seed, round);
 	spin_until(&l->ready);
 	atomic_store(&l->go, 1);
-	moved = mremap(rc->src, len, len, MREMAP_MAYMOVE | MREMAP_FIXED, dst);
-	if (moved == MAP_FAILED) {
-		t->mremap_failed++;
-		report_round(t, round, "mremap failed", errno);
-		moved = rc->src;
-	} else {
-		t->moved_pages += (long long)rc->pages;
-	}
-	if (rmb_verify(moved, rc->pages, seed, 0, 0)) {
-		t->parent_bad++;
-		report_round(t, round, "parent: pages mismatch", 0);
-	}
-	munmap(moved, len);	/* src is free again: the next round maps it */
+	moved = parent_move(t, rc->src, dst, rc->pages, seed, round);
+	munmap(moved, rc->pages * rmb_page);	/* src is free for the next */
 	child_outcome(t, l, pid, round);
 }
 
@@ -416,14 +432,8 @@ static void round_kill(struct tally *t, struct race *rc, long long round)
 	pid_t pid;
 	int status, err;
 
-	if (!rmb_map_anon(rc->src, len))
-		rmb_die(RMB_EXIT_FAIL, "mmap of %zu bytes: %s", len,
-			strerror(errno));
-	rmb_fill(rc->src, rc->pages, seed, 0);
-	memset(l, 0, sizeof(*l));
-	pid = rmb_fork();
-	if (pid < 0)
-		rmb_die(RMB_EXIT_FAIL, "fork: %s", strerror(errno));
+	map_src(rc, seed);
+	pid = fork_side();
 	if (pid == 0)
 		mover(l, rc, seed);
 	spin_until(&l->ready);
