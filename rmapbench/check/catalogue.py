@@ -15,7 +15,7 @@ from .. import plan, settings, testbed
 SELFTESTS = ("mremap_test", "mremap_dontunmap", "mlock2-tests",
              "mlock-random-test", "map_fixed_noreplace", "map_populate",
              "madv_populate", "mrelease_test", "soft-dirty", "userfaultfd",
-             "khugepaged", "split_huge_page_test")
+             "split_huge_page_test")
 # What a selftest needs beyond the base kernels, where it runs and how:
 # its arguments, the profile features it needs, its arches (migration
 # links libnuma, static for amd64 only), its vCPUs (migration runs a
@@ -23,15 +23,9 @@ SELFTESTS = ("mremap_test", "mremap_dontunmap", "mlock2-tests",
 # them: it needs three CPUs)
 SELFTEST_ARGS = {"userfaultfd": "anon 16 8"}
 SELFTEST_NEEDS = {"userfaultfd": ("userfaultfd",), "migration": ("numa",),
-                  "khugepaged": ("thp",), "split_huge_page_test": ("thp",)}
-SELFTEST_ARCHES = {"migration": ("x86_64",), "khugepaged": ("x86_64",),
+                  "split_huge_page_test": ("thp",)}
+SELFTEST_ARCHES = {"migration": ("x86_64",),
                   "split_huge_page_test": ("x86_64",)}
-# Selftests that run in a boot of their own group, not "selftests": the
-# THP ones fault hundreds of THPs (khugepaged's PTE-mapped compound test
-# 512, 1 GB kept by one page each until the deferred split, then one
-# more for MADV_COLLAPSE), which neither a 192 MB nor a 1 GB guest can
-# always give
-SELFTEST_GROUP = {"khugepaged": "thp", "split_huge_page_test": "thp"}
 SELFTEST_VCPUS = {"migration": 4}
 # Selftests whose skipped subtests tested nothing the suite can do
 # without: a skip fails them
@@ -507,7 +501,6 @@ def full_catalogue() -> tuple[list[Group], list[Test]]:
               # node's memory in ZONE_MOVABLE, whose blocks can go offline
               Group("offline", {"x86_64": 1024}, 900.0, smp=2,
                     append="movablecore=50%"),
-              Group("thp", {"x86_64": 2048}, 900.0),
               SMALL_NODES]
     tests = [torture_test(m, "torture", "pages=1024 N=4")
              for m in TORTURE_MODE]
@@ -533,8 +526,7 @@ def full_catalogue() -> tuple[list[Group], list[Test]]:
                       "every scenario with the pages in highmem (i386, "
                       "1 GB guest, MADV_PAGEOUT only)", arches=("i386",),
                       expect=hm.expect, swap=True))
-    tests += [selftest(n, SELFTEST_GROUP.get(n, "selftests"))
-              for n in SELFTESTS]
+    tests += [selftest(n, "selftests") for n in SELFTESTS]
     tests += [stress_test(n, "stress", 5 if n != "swap-pressure" else 10)
               for n in STRESSORS]
     return groups, tests
