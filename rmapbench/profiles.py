@@ -98,14 +98,13 @@ PROFILES: tuple[Profile, ...] = (
             "NUMA (two nodes, balancing on), migration, compaction, memory "
             "hotplug and hot-remove, memcg (cgroup v2), "
             "MGLRU (on), zswap (available), userfaultfd, memory failure, "
+            "transparent huge pages (always, swapped out whole), "
             "protection keys, soft-dirty",
             "distro.config", ("x86_64",), suffix="-distro", numa_nodes=2,
-            off="THP and KSM are off in both stacks until issue 27; "
+            off="KSM is off in both stacks until issue 27; "
             "ZONE_DEVICE, hugetlbfs, DAMON, idle page tracking, CMA and "
             "device-private memory are off in both stacks too",
-            # every feature but THP, which anonmm's Kconfig still
-            # excludes (issue 27)
-            features=tuple(f for f in FEATURES if f != "thp")),
+            features=FEATURES),
 )
 
 

@@ -40,9 +40,6 @@ SELFTEST_SKIP = {
 # Subtests that cannot pass on an arch for reasons of the test itself, by
 # TAP number; the rest of the test must pass.
 SELFTEST_NA = {
-    ("migration", "x86_64"): (
-        {3}, "private_anon_thp needs THP (MADV_HUGEPAGE), off in both "
-        "stacks until issue 27"),
     ("mremap_test", "i386"): (
         {10, 11, 12, 13, 14},
         "subtests 10-13 need 2 GB PUD-aligned regions (no room in a 3 GB "

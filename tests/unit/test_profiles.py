@@ -18,7 +18,8 @@ def test_the_registry_says_everything_of_a_profile():
     minimal, distro = (profiles.profile(n) for n in (MINIMAL, DISTRO))
     assert minimal.arches == testbed.arch_names() and not minimal.suffix
     assert distro.arches == ("x86_64",) and distro.numa_nodes == 2
-    assert "THP and KSM are off in both stacks until issue 27" in distro.off
+    assert "KSM is off in both stacks until issue 27" in distro.off
+    assert "thp" in distro.features and "thp" not in minimal.features
     for p in profiles.PROFILES:
         assert (paths.KERNELS / "common" / "config" / p.fragment).is_file()
     with pytest.raises(UserError, match="unknown profile 'debian': choose "
@@ -133,10 +134,11 @@ def test_the_profiles_fragments_decide_what_base_leaves_open():
         assert not set(base) & set(frag), p.name
     distro = kbuild.parse_config((common / "distro.config").read_text())
     for on in ("CONFIG_NUMA", "CONFIG_MIGRATION", "CONFIG_MEMCG",
-               "CONFIG_LRU_GEN", "CONFIG_ZSWAP", "CONFIG_USERFAULTFD"):
+               "CONFIG_LRU_GEN", "CONFIG_ZSWAP", "CONFIG_USERFAULTFD",
+               "CONFIG_TRANSPARENT_HUGEPAGE",
+               "CONFIG_TRANSPARENT_HUGEPAGE_ALWAYS", "CONFIG_THP_SWAP"):
         assert distro[on] == "y", on
-    for off in ("CONFIG_TRANSPARENT_HUGEPAGE", "CONFIG_KSM",
-                "CONFIG_HUGETLBFS"):
+    for off in ("CONFIG_KSM", "CONFIG_HUGETLBFS"):
         assert distro[off] == "n", off
 
 
@@ -176,7 +178,7 @@ def test_the_decision_answers_per_profile():
     text = "\n".join(decision.decision(both, analyse(both)))
     assert "Outcome, minimal profile:" in text
     assert "Outcome, distro profile:" in text
-    assert "THP and KSM are off in both stacks until issue 27" in text
+    assert "KSM is off in both stacks until issue 27" in text
     assert "| x86_64 distro |" in text
     summary = decision.text_summary("t", both, analyse(both), [])
     assert "(distro): " in summary and "(minimal): " in summary
