@@ -25,7 +25,7 @@ SELFTEST_ARGS = {"userfaultfd": "anon 16 8"}
 SELFTEST_NEEDS = {"userfaultfd": ("userfaultfd",), "migration": ("numa",),
                   "split_huge_page_test": ("thp",)}
 SELFTEST_ARCHES = {"migration": ("x86_64",),
-                  "split_huge_page_test": ("x86_64",)}
+                   "split_huge_page_test": ("x86_64",)}
 SELFTEST_VCPUS = {"migration": 4}
 # Selftests whose skipped subtests tested nothing the suite can do
 # without: a skip fails them
