@@ -35,8 +35,8 @@
  *   the parent's pages mismatching, a pageout of them missing one, the
  *   child dying of anything but the kill.
  *
- * thp-mremap: a region of whole THPs (2 MB aligned, faulted huge where
- *   THP is on) shared by fork; the parent mremap()s it away, to an aligned
+ * thp-mremap: a region of whole page-table spans (RMB_TABLE_SPAN, 4 MB,
+ *   aligned; faulted as THPs where THP is on) shared by fork; the parent mremap()s it away, to an aligned
  *   address in even rounds (the pmds move whole: a shared folio is split
  *   or copied first under anonmm) and one page off in odd ones (every pmd
  *   is split), while the child, on the other CPU, pushes its mapping out
