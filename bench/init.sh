@@ -171,8 +171,8 @@ fi
 # rmb.memcg=PCT; then
 # one line saying what is on:
 #   RMB-FEATURES [swap=zram] numa_nodes=N cgroup2=0|1 memcg=0|1
-#                [memcg_max=BYTES] lru_gen=0x.. [thp=MODE] [debugfs=1]
-#                zswap=Y|N
+#                [memcg_max=BYTES] lru_gen=0x.. [thp=MODE] [ksm=RUN]
+#                [debugfs=1] zswap=Y|N
 features() {
 	on=$zram
 	if grep -qw cgroup2 /proc/filesystems && [ -d /sys/fs/cgroup ]; then
@@ -204,6 +204,14 @@ features() {
 		mode=$(rmb_arg thp)
 		echo "${mode:-always}" >$thp
 		on="$on thp=$(sed 's/.*\[\(.*\)\].*/\1/' $thp)"
+	fi
+	# KSM built, ksmd stopped (run=0) as 6.1 and Debian boot it; rmb.ksm=1
+	# starts it for the whole boot.
+	ksm=/sys/kernel/mm/ksm/run
+	if [ -e $ksm ]; then
+		mode=$(rmb_arg ksm)
+		[ -z "$mode" ] || echo "$mode" >$ksm
+		on="$on ksm=$(cat $ksm)"
 	fi
 	# debugfs, where the kernel has it (6.1's NUMA balancing tunables)
 	if grep -qw debugfs /proc/filesystems; then

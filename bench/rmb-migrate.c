@@ -63,7 +63,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -278,29 +277,6 @@ static int in_guest_with_nodes(int cpus)
 
 /* ---- move: move_pages(2) of the parent's pages, timed ------------------ */
 
-#ifndef MPOL_MF_MOVE_ALL
-#define MPOL_MF_MOVE_ALL (1 << 2)
-#endif
-
-/* Move pages [0, n) of base to node; returns how many are there after. */
-static long long move_to(char *base, long long n, int node, void **addr,
-			 int *nodes, int *status)
-{
-	long long i, there = 0;
-
-	for (i = 0; i < n; i++) {
-		addr[i] = base + i * rmb_page;
-		nodes[i] = node;
-		status[i] = -1;
-	}
-	if (syscall(SYS_move_pages, 0, (unsigned long)n, addr, nodes, status,
-		    MPOL_MF_MOVE_ALL) < 0)
-		rmb_die(RMB_EXIT_FAIL, "move_pages: %s", strerror(errno));
-	for (i = 0; i < n; i++)
-		there += status[i] == node;
-	return there;
-}
-
 /* Workers that map the parent's pages (cow: write their own copies) and
  * sleep until killed. */
 static void start_sleepers(pid_t *pids, long long w, char *p, long long n,
@@ -345,14 +321,14 @@ static int move_main(long long w, long long n, long long rounds,
 	start_sleepers(pids, w, p, n, cow);
 	sleep(1);		/* every worker has written its copies (cow) */
 	if (checked)
-		move_to(p, n, 0, addr, nodes, status);
+		rmb_move_pages(p, n, 0, addr, nodes, status);
 	rmb_snap_take(&a);
 	for (r = 0; checked && r < 2 * rounds; r++) {
 		int node = (int)(1 - r % 2);
 		long long there;
 
 		t0 = rmb_now_ns();
-		there = move_to(p, n, node, addr, nodes, status);
+		there = rmb_move_pages(p, n, node, addr, nodes, status);
 		lat[r] = rmb_now_ns() - t0;
 		moved += there;
 		short_pages += n - there;
@@ -514,18 +490,6 @@ static int balance_main(long long w, long long n, uint64_t seed)
 	return rmb_check_mismatch(bad, n, "pages");
 }
 
-static int compact_once(void)
-{
-	int fd = open("/proc/sys/vm/compact_memory", O_WRONLY);
-	int ok;
-
-	if (fd < 0)
-		return -1;
-	ok = write(fd, "1", 1) == 1;
-	close(fd);
-	return ok ? 0 : -1;
-}
-
 /* ---- offline: memory blocks taken offline and back --------------------- */
 
 #define MEMORY_DIR "/sys/devices/system/memory"
@@ -652,7 +616,7 @@ int main(int argc, char **argv)
 		t0 = rmb_now_ns();
 		if (checked && offline)
 			offline_once(&oc);
-		else if (checked && compact_once() != 0)
+		else if (checked && rmb_compact() != 0)
 			rmb_die(RMB_EXIT_FAIL, "compact_memory: %s",
 				strerror(errno));
 		ns += rmb_now_ns() - t0;

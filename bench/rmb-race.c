@@ -46,6 +46,26 @@
  *   Both then verify their pages; the parent unmaps, and a pageout of the
  *   child's pages must find every one.  Failures as for mremap-swapin.
  *
+ * ksm: a region whose pages repeat a few patterns, madvised
+ *   MERGEABLE, with ksmd running; an unrelated process (rmb-race exec'd
+ *   again, mode ksm-peer: another anonmm bundle, another anon_vma root)
+ *   maps the same patterns.  Each round waits until ksmd has merged half
+ *   the region, then forks a child and, on two CPUs at once, the parent
+ *   moves the region away (mremap unmerges it first), presses memory with
+ *   a balloon and swaps the region back in (reclaim's walk of KSM pages,
+ *   KSM pages swapped out and in, the swap-in copy for the other
+ *   bundle), or migrates it (move_pages() to the other node, or
+ *   compaction: the walk of a KSM page keeps the mms it changed), by
+ *   round / 3 % 3; while the child pushes its mapping out and back, COW-
+ *   writes every page, or unmerges it (round % 3), and the peer pushes
+ *   its own out and back.  ksmd meanwhile merges, forks' children map
+ *   merged pages, and the child's exit ends with rmap items left behind.
+ *   Every process verifies its pages.  The child checks its pageout (after
+ *   the parent has unmapped) only where it holds no KSM page by then
+ *   (rounds it wrote or unmerged); at the end, ksmd unmerges everything
+ *   (run 2) and the peer checks its pageout.  Failures as for
+ *   mremap-swapin, and pages_shared not 0 after the unmerge.
+ *
  * Without swap (or on a host) nothing is pushed out: the rounds run, but
  * checked_count is 0 (the pageout checks are not made).
  *
@@ -56,10 +76,12 @@
 #include "lib/rmb.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <sys/mman.h>
@@ -69,7 +91,8 @@
 #define ERRORS_SHOWN 5
 
 static struct rmb_param params[] = {
-	{ .key = "mode", .choices = "mremap-swapin|mremap-kill|thp-mremap",
+	{ .key = "mode",
+	  .choices = "mremap-swapin|mremap-kill|thp-mremap|ksm|ksm-peer",
 	  .sdef = "mremap-swapin", .help = "the race to drive" },
 	{ .key = "pages", .def = 256, .min = 16, .max = 1 << 18,
 	  .help = "pages of the region moved in each round" },
@@ -91,6 +114,7 @@ struct tally {
 	long long rounds, mremap_failed, parent_bad, child_bad, missed;
 	long long not_swapped, child_died, moved_pages;
 	long long killed_inside, killed_after;
+	long long not_merged, peer_bad, ksm_left;
 };
 
 /* What a round of a mode needs besides its tally and its number. */
@@ -101,10 +125,20 @@ struct race {
 	char *src, *dst;	/* mremap-kill, thp-mremap: holes of whole tables */
 	char *dst_off;		/* thp-mremap: a hole one page off alignment */
 	long long full_ns;	/* mremap-kill: round 0's whole move */
+	int peer_cmd, peer_rep;	/* ksm: pipes to and from the peer */
+	pid_t peer;
 };
 
 static int ncpus;
 static int checked;		/* swap to push pages to: checks are made */
+
+/* a host (no /proc/rmapbench) or no swap: the checks need swap */
+static int can_check(size_t pages)
+{
+	return strcmp(rmb_scheme(), "unknown") != 0 &&
+	       rmb_meminfo_kb("SwapFree") >=
+	       (long long)(4 * pages * rmb_page / 1024);
+}
 
 static void pin(int cpu)
 {
@@ -467,6 +501,303 @@ static void round_kill(struct tally *t, struct race *rc, long long round)
 	t->rounds++;
 }
 
+/* ---- ksm ------------------------------------------------------------ */
+
+#define KSM "/sys/kernel/mm/ksm/"
+#define KSM_PATTERNS 8		/* distinct page contents in a region */
+
+/* A KSM knob, in a guest only: a host's KSM is left alone (tests). */
+static void ksm_knob(const char *knob, long long value)
+{
+	if (strcmp(rmb_scheme(), "unknown"))
+		rmb_ksm_knob(knob, value);
+}
+
+static void ksm_fill(char *p, size_t pages, uint64_t seed)
+{
+	rmb_fill_cycle(p, pages, seed, KSM_PATTERNS);
+}
+
+static long long ksm_verify(const char *p, size_t pages, uint64_t seed)
+{
+	return (long long)rmb_verify_cycle(p, pages, seed, KSM_PATTERNS);
+}
+
+static void ksm_mergeable(char *p, size_t len, int advice)
+{
+	if (madvise(p, len, advice) != 0)
+		rmb_die(RMB_EXIT_FAIL, "madvise(MADV_%sMERGEABLE): %s",
+			advice == MADV_MERGEABLE ? "" : "UN", strerror(errno));
+}
+
+/* Wait (at most 10 s) until ksmd has merged half of this process's pages. */
+static int ksm_wait_merged(size_t pages)
+{
+	if (!strcmp(rmb_scheme(), "unknown"))
+		return 0;	/* a host: its ksmd is not ours to run */
+	for (int i = 0; i < 1000; i++) {
+		if (rmb_read_number("/proc/self/ksm_merging_pages") >=
+		    (long long)pages / 2)
+			return 1;
+		usleep(10000);
+	}
+	return 0;
+}
+
+static void push_out_and_back(char *p, size_t pages)
+{
+	madvise(p, pages * rmb_page, MADV_PAGEOUT);
+	touch_down(p, pages);
+}
+
+/*
+ * The peer, exec'd (another bundle): its region merged with the parent's,
+ * then one command byte at a time on stdin, answered on fd 3: 'x' push
+ * the region out and back, and verify it; 'q' (after the parent's
+ * unmerge of everything) verify, check the pageout, and exit.
+ */
+static int __attribute__((noreturn)) ksm_peer(size_t pages, uint64_t seed)
+{
+	size_t len = pages * rmb_page;
+	char *p = rmb_map_anon(NULL, len);
+	struct rmb_pageout po = { 0 };
+	long long answer;
+	char cmd;
+
+	if (!p)
+		rmb_die(RMB_EXIT_FAIL, "peer: mmap: %s", strerror(errno));
+	ksm_fill(p, pages, seed);
+	ksm_mergeable(p, len, MADV_MERGEABLE);
+	answer = 0;
+	if (rmb_write_all(3, &answer, sizeof(answer)) != 0)
+		_exit(RMB_EXIT_FAIL);
+	while (read(0, &cmd, 1) == 1) {
+		if (cmd == 'x')
+			push_out_and_back(p, pages);
+		answer = ksm_verify(p, pages, seed);
+		if (cmd == 'q' && !answer && checked) {
+			if (rmb_pageout_check(p, pages, &po) > 0)
+				_exit(RMB_EXIT_FAIL);
+			answer = -po.missed;	/* negative: pages missed */
+		}
+		if (rmb_write_all(3, &answer, sizeof(answer)) != 0 ||
+		    cmd == 'q')
+			_exit(0);
+	}
+	_exit(RMB_EXIT_FAIL);
+}
+
+static long long peer_ask(const struct race *rc, char cmd)
+{
+	long long answer;
+
+	if (rmb_write_all(rc->peer_cmd, &cmd, 1) != 0 ||
+	    read(rc->peer_rep, &answer, sizeof(answer)) != sizeof(answer))
+		rmb_die(RMB_EXIT_FAIL, "the ksm peer (pid %d) went away",
+			(int)rc->peer);
+	return answer;
+}
+
+/* Start the peer: this program again, in a bundle of its own. */
+static void ksm_start_peer(struct race *rc)
+{
+	char pages[32], seed[32];
+	int cmd[2], rep[2];
+	long long ready;
+
+	snprintf(pages, sizeof(pages), "pages=%zu", rc->pages);
+	snprintf(seed, sizeof(seed), "seed=%llu", (unsigned long long)rc->seed);
+	if (pipe(cmd) != 0 || pipe(rep) != 0)
+		rmb_die(RMB_EXIT_FAIL, "pipe: %s", strerror(errno));
+	rc->peer = fork_side();
+	if (rc->peer == 0) {
+		if (dup2(cmd[0], 0) < 0 || dup2(rep[1], 3) < 0)
+			_exit(RMB_EXIT_FAIL);
+		execl("/proc/self/exe", "rmb-race", "mode=ksm-peer", pages,
+		      seed, (char *)NULL);
+		_exit(RMB_EXIT_FAIL);
+	}
+	close(cmd[0]);
+	close(rep[1]);
+	rc->peer_cmd = cmd[1];
+	rc->peer_rep = rep[0];
+	if (read(rc->peer_rep, &ready, sizeof(ready)) != sizeof(ready))
+		rmb_die(RMB_EXIT_FAIL, "the ksm peer did not start");
+}
+
+/*
+ * Migrate the region: to NUMA node 1 and back where the guest has it
+ * (move_pages(), MPOL_MF_MOVE_ALL: KSM pages are mapped by several
+ * processes), else one whole-memory compaction.
+ */
+static void migrate_region(char *p, size_t pages)
+{
+	void **addr = calloc(pages, sizeof(*addr));
+	int *nodes = calloc(pages, sizeof(*nodes));
+	int *status = calloc(pages, sizeof(*status));
+
+	if (!addr || !nodes || !status)
+		rmb_die(RMB_EXIT_FAIL, "out of memory for move_pages arrays");
+	if (access("/sys/devices/system/node/node1", F_OK) == 0) {
+		rmb_move_pages(p, (long long)pages, 1, addr, nodes, status);
+		rmb_move_pages(p, (long long)pages, 0, addr, nodes, status);
+	} else if (rmb_compact() != 0) {
+		rmb_die(RMB_EXIT_FAIL, "compact_memory: %s", strerror(errno));
+	}
+	free(addr);
+	free(nodes);
+	free(status);
+}
+
+/*
+ * Memory pressure from a balloon process: what is available and twice
+ * the region, freed as it exits.  MADV_PAGEOUT leaves pages mapped more
+ * than once alone, KSM pages too: reclaim's walk pushes them out.
+ */
+static void press(size_t len)
+{
+	long long kb = rmb_meminfo_kb("MemAvailable") + (long long)(len >> 9);
+	pid_t pid = fork_side();
+	int status;
+
+	if (pid == 0)
+		rmb_balloon(kb, (size_t)1 << 20, 24576);
+	if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status) ||
+	    WEXITSTATUS(status) != 0)
+		rmb_die(RMB_EXIT_FAIL, "the pressure balloon (%lld kB) ended "
+			"abnormally (status %d)", kb, status);
+}
+
+/* The ksm child: at the go, the round's action on its merged mapping. */
+static void __attribute__((noreturn))
+ksm_child(struct line *l, char *p, size_t pages, uint64_t seed,
+	  long long round)
+{
+	struct rmb_pageout po = { 0 };
+
+	pin(1);
+	atomic_store(&l->ready, 1);
+	spin_until(&l->go);
+	if (round % 3 == 0)
+		push_out_and_back(p, pages);
+	else if (round % 3 == 1)
+		rewrite_down(p, pages);
+	else
+		ksm_mergeable(p, pages * rmb_page, MADV_UNMERGEABLE);
+	l->child_bad = ksm_verify(p, pages, seed);
+	spin_until(&l->moved);
+	/* no KSM page left to it: every page must be found */
+	if (checked && round % 3)
+		l->child_errno = rmb_pageout_check(p, pages, &po);
+	l->child_missed = po.missed;
+	_exit(0);
+}
+
+/* The parent's side of a ksm round: returns where its pages are now. */
+static char *ksm_parent(struct tally *t, const struct race *rc,
+			uint64_t seed, long long round)
+{
+	size_t len = rc->pages * rmb_page;
+	char *p = rc->src;
+
+	switch (round / 3 % 3) {
+	case 0:
+		p = mremap(p, len, len, MREMAP_MAYMOVE | MREMAP_FIXED,
+			   rc->dst);
+		if (p == MAP_FAILED) {
+			t->mremap_failed++;
+			report_round(t, round, "mremap failed", errno);
+			p = rc->src;
+		} else {
+			t->moved_pages += (long long)rc->pages;
+		}
+		break;
+	case 1:
+		press(len);
+		touch_down(p, rc->pages);
+		break;
+	default:
+		migrate_region(p, rc->pages);
+	}
+	if (ksm_verify(p, rc->pages, seed)) {
+		t->parent_bad++;
+		report_round(t, round, "parent: pages mismatch", 0);
+	}
+	return p;
+}
+
+/* One ksm round; adds what went wrong to t. */
+static void round_ksm(struct tally *t, const struct race *rc, long long round)
+{
+	struct line *l = rc->l;
+	size_t len = rc->pages * rmb_page;
+	long long peer_bad;
+	char *moved;
+	pid_t pid;
+	char go = 'x';
+
+	if (!rmb_map_anon(rc->src, len))
+		rmb_die(RMB_EXIT_FAIL, "mmap of %zu bytes: %s", len,
+			strerror(errno));
+	ksm_fill(rc->src, rc->pages, rc->seed);
+	ksm_mergeable(rc->src, len, MADV_MERGEABLE);
+	memset(l, 0, sizeof(*l));
+	if (!ksm_wait_merged(rc->pages))
+		t->not_merged++;
+	pid = fork_side();
+	if (pid == 0)
+		ksm_child(l, rc->src, rc->pages, rc->seed, round);
+	spin_until(&l->ready);
+	atomic_store(&l->go, 1);
+	if (rmb_write_all(rc->peer_cmd, &go, 1) != 0)
+		rmb_die(RMB_EXIT_FAIL, "the ksm peer went away");
+	moved = ksm_parent(t, rc, rc->seed, round);
+	munmap(moved, len);		/* src is free for the next */
+	child_outcome(t, l, pid, round);
+	if (read(rc->peer_rep, &peer_bad, sizeof(peer_bad)) !=
+	    sizeof(peer_bad))
+		rmb_die(RMB_EXIT_FAIL, "the ksm peer went away");
+	if (peer_bad) {
+		t->peer_bad++;
+		report_round(t, round, "peer: pages mismatch", peer_bad);
+	}
+}
+
+/* ksm: ksmd on, the peer started; and at the end, unmerge and check. */
+static void ksm_begin(struct race *rc)
+{
+	ksm_knob("run", 0);
+	ksm_knob("pages_to_scan", (long long)(4 * rc->pages));
+	ksm_knob("sleep_millisecs", 5);
+	ksm_knob("run", 1);
+	ksm_start_peer(rc);
+}
+
+static void ksm_end(struct tally *t, const struct race *rc)
+{
+	long long peer;
+	int status;
+
+	ksm_knob("run", 2);	/* unmerge every KSM page, and stop */
+	if (strcmp(rmb_scheme(), "unknown"))
+		t->ksm_left = rmb_read_number(KSM "pages_shared");
+	if (t->ksm_left)
+		rmb_error("%lld KSM pages left after unmerging all",
+			  t->ksm_left);
+	peer = peer_ask(rc, 'q');
+	if (peer > 0)
+		t->peer_bad++;
+	if (peer < 0) {
+		t->missed++;
+		rmb_error("peer: %lld pages still present after MADV_PAGEOUT "
+			  "(the walk did not find them)", -peer);
+	}
+	if (waitpid(rc->peer, &status, 0) != rc->peer || !WIFEXITED(status) ||
+	    WEXITSTATUS(status) != 0)
+		t->child_died++;
+	ksm_knob("run", 0);
+}
+
 int main(int argc, char **argv)
 {
 	struct rmb_snap a, b, d;
@@ -475,14 +806,19 @@ int main(int argc, char **argv)
 	struct rmb_json j;
 	size_t pages, len;
 	long long failures;
-	int kill_mode, thp_mode;
+	int kill_mode, thp_mode, ksm_mode;
 
 	rmb_init("race");
 	rmb_parse_args(params, argc, argv);
 	pages = (size_t)rmb_arg("pages");
+	if (rmb_mode_is("ksm-peer")) {
+		checked = can_check(pages);
+		ksm_peer(pages, (uint64_t)rmb_arg("seed"));
+	}
 	len = pages * rmb_page;
 	kill_mode = rmb_mode_is("mremap-kill");
 	thp_mode = rmb_mode_is("thp-mremap");
+	ksm_mode = rmb_mode_is("ksm");
 	if (thp_mode) {		/* whole huge pages: a span covers a pmd */
 		size_t huge = RMB_TABLE_SPAN / rmb_page;
 
@@ -490,19 +826,17 @@ int main(int argc, char **argv)
 		len = pages * rmb_page;
 	}
 	ncpus = (int)sysconf(_SC_NPROCESSORS_ONLN);
-	rmb_need_mem_kb((long long)(2 * len / 1024), 1, "the region, twice");
+	rmb_need_mem_kb((long long)((ksm_mode ? 3 : 2) * len / 1024), 1,
+			ksm_mode ? "the region, three times" : "the region, twice");
 	rmb_need_addr_space(3 * (uint64_t)len + 12 * RMB_TABLE_SPAN, "pages");
-	/* a host (no /proc/rmapbench) or no swap: the races need swap */
-	checked = strcmp(rmb_scheme(), "unknown") != 0 &&
-		  rmb_meminfo_kb("SwapFree") >=
-		  (long long)(4 * pages * rmb_page / 1024);
+	checked = can_check(pages);
 	rc.pages = pages;
 	rc.seed = (uint64_t)rmb_arg("seed");
 	rc.l = mmap(NULL, rmb_page, PROT_READ | PROT_WRITE,
 		    MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	if (rc.l == MAP_FAILED)
 		rmb_die(RMB_EXIT_FAIL, "mmap: %s", strerror(errno));
-	if (kill_mode || thp_mode) {
+	if (kill_mode || thp_mode || ksm_mode) {
 		rc.src = rmb_hole(len, 0);
 		rc.dst = rmb_hole(len, 0);
 		rc.dst_off = thp_mode ? rmb_hole(len, rmb_page) : rc.dst;
@@ -512,18 +846,24 @@ int main(int argc, char **argv)
 	}
 	pin(0);
 	rmb_snap_take(&a);
+	if (ksm_mode)
+		ksm_begin(&rc);
 	for (long long r = 0; r < rmb_arg("rounds"); r++) {
 		if (kill_mode)
 			round_kill(&t, &rc, r);
 		else if (thp_mode)
 			round_thp(&t, &rc, r);
+		else if (ksm_mode)
+			round_ksm(&t, &rc, r);
 		else
 			round_swapin(&t, &rc, r);
 	}
+	if (ksm_mode)
+		ksm_end(&t, &rc);
 	rmb_snap_take(&b);
 	rmb_snap_delta(&d, &a, &b);
 	failures = t.mremap_failed + t.parent_bad + t.child_bad + t.missed +
-		   t.child_died;
+		   t.child_died + t.peer_bad + (t.ksm_left != 0);
 
 	rmb_result_begin(&j, "summary");
 	rmb_json_int(&j, "cpus_count", ncpus);
@@ -540,6 +880,9 @@ int main(int argc, char **argv)
 	rmb_json_int(&j, "killed_inside_count", t.killed_inside);
 	rmb_json_int(&j, "killed_after_count", t.killed_after);
 	rmb_json_int(&j, "full_move_ns", rc.full_ns);
+	rmb_json_int(&j, "not_merged_count", t.not_merged);
+	rmb_json_int(&j, "peer_mismatch_count", t.peer_bad);
+	rmb_json_int(&j, "ksm_left_pages", t.ksm_left);
 	rmb_json_delta(&j, &d);
 	rmb_json_end(&j);
 	return failures ? RMB_EXIT_FAIL : 0;

@@ -19,12 +19,14 @@ SELFTESTS_SRC ?= $(RMAPBENCH_CACHE)/linux-source-6.1/tools/testing/selftests
 SELFTESTS := mremap_test mremap_dontunmap mlock2-tests mlock-random-test \
 	map_fixed_noreplace map_populate madv_populate mrelease_test soft-dirty \
 	userfaultfd khugepaged split_huge_page_test
-# migration links libnuma, whose static library (libnuma-dev) Debian
-# gives for amd64 alone: x86_64 only, where the distro kernels are
+# migration and ksm_tests link libnuma, whose static library
+# (libnuma-dev) Debian gives for amd64 alone: x86_64 only, where the
+# distro kernels are
 ifeq ($(ARCH),x86_64)
-SELFTESTS += migration
+SELFTESTS += migration ksm_tests
 endif
 ST_LIBS_migration := -lnuma
+ST_LIBS_ksm_tests := -lnuma
 # tests linked with vm_util.c (as in the tree's own Makefile)
 SELFTESTS_VM_UTIL := madv_populate soft-dirty userfaultfd khugepaged \
 	split_huge_page_test
@@ -37,7 +39,8 @@ ST_OUT := $(OUT)/selftests
 ST_SRC := $(OBJ)/selftests
 ST_HDRS := $(ST_SRC)/kselftest.h $(ST_SRC)/kselftest_harness.h \
 	$(ST_SRC)/vm/mlock2.h $(ST_SRC)/vm/util.h \
-	$(ST_SRC)/vm/vm_util.h $(ST_SRC)/shim/sys/capability.h
+	$(ST_SRC)/vm/vm_util.h $(ST_SRC)/shim/sys/capability.h \
+	$(ST_SRC)/shim/include/vdso/time64.h
 ST_CFLAGS := $(MFLAG) -O2 -Wall -static -I$(ST_SRC)/shim
 ST_LIBS := -lrt -lpthread
 
@@ -102,6 +105,13 @@ $(ST_SRC)/kselftest.h: $(SELFTESTS_SRC)/kselftest.h
 	cp $< $@
 
 $(ST_SRC)/kselftest_harness.h: $(SELFTESTS_SRC)/kselftest_harness.h
+	@mkdir -p $(@D)
+	cp $< $@
+
+# ksm_tests includes the kernel's <include/vdso/time64.h> (the tree's
+# Makefile puts the tree's top on the include path)
+$(ST_SRC)/shim/include/vdso/time64.h: \
+		$(SELFTESTS_SRC)/../../../include/vdso/time64.h
 	@mkdir -p $(@D)
 	cp $< $@
 

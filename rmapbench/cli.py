@@ -8,14 +8,15 @@ from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 
-from . import check, clislurm, guest, kbuild, paths, phases
-from . import preflight, programs, qemu, testbed
+from . import check, clislurm, debconfig, guest, kbuild, paths, phases
+from . import preflight, profiles, programs, qemu, testbed
 from .cliargs import add_run_options, add_targets, add_workload_options
 from .cliargs import compare_inputs, run_inputs, size_inputs, stacks_arg
 from .cliargs import targets_arg
 from . import reparse, runner, settings, smoke
 from . import store, workloads
 from .errors import UserError
+from .profiles import Target
 
 
 def cmd_build(args: argparse.Namespace) -> int:
@@ -23,9 +24,31 @@ def cmd_build(args: argparse.Namespace) -> int:
     return 0
 
 
+def debian_diff(target: Target) -> int:
+    """A profile that stands for Debian's kernel: each stack's mm
+    symbols against Debian's config, every difference with its reason;
+    1 if one has none."""
+    status = 0
+    for stack in testbed.stack_names():
+        lines, unexplained = debconfig.compare(stack, target.arch,
+                                               target.profile)
+        print(f"{target.arch} {target.profile} {stack} against Debian's "
+              f"{debconfig.DEBIAN_PACKAGE} ({debconfig.DEBIAN_CONFIG.name}"
+              f"): {len(lines)} mm symbol(s) differ")
+        for line in lines:
+            print(f"  {line}")
+        if unexplained:
+            print(f"{target.arch} {target.profile} {stack}: error: no "
+                  f"reason for {', '.join(unexplained)} "
+                  f"(rmapbench/debconfig.py REASONS)", file=sys.stderr)
+            status = 1
+    return status
+
+
 def cmd_config_diff(args: argparse.Namespace) -> int:
     """Per kernel (profile and arch), the symbols the stacks' configs
-    differ in: only the scheme's may."""
+    differ in: only the scheme's may; and, for a profile standing for
+    Debian's kernel, how each stack differs from Debian's config."""
     status = 0
     for target in targets_arg(args):
         name = f"{target.arch} {target.profile}"
@@ -38,6 +61,8 @@ def cmd_config_diff(args: argparse.Namespace) -> int:
             print(f"{name}: error: the stacks differ beyond the scheme "
                   f"option: {', '.join(unfair)}", file=sys.stderr)
             status = 1
+        if profiles.profile(target.profile).debian:
+            status |= debian_diff(target)
     return status
 
 
@@ -278,7 +303,8 @@ def add_kernel_commands(sub: Sub) -> None:
     p.set_defaults(func=cmd_build)
     p = sub.add_parser("config-diff",
                        help="show how the stacks' .config files differ, "
-                       "per kernel (profile and arch)")
+                       "per kernel (profile and arch), and the distro "
+                       "kernels' mm symbols from Debian's config")
     add_targets(p)
     p.set_defaults(func=cmd_config_diff)
     p = sub.add_parser("smoke", help="boot each kernel once and show its "

@@ -8,7 +8,7 @@ import shlex
 import sys
 import time
 
-from . import experiments, image, kbuild, paths, qemu, testbed
+from . import debconfig, experiments, image, kbuild, paths, qemu, testbed
 from .profiles import MINIMAL, Target, Where, as_targets, profile
 
 
@@ -71,6 +71,23 @@ def config_diffs(targets: list[Target]) -> dict[str, list[str]]:
     return diffs
 
 
+def debian_diffs(targets: list[Target]) -> dict[str, list[str]]:
+    """Per target of a profile that stands for Debian's kernel, its
+    anonmm kernel's mm symbols that differ from Debian's config, each
+    with its reason (anon_vma's differ in the scheme symbol alone, as
+    config_diffs shows)."""
+    diffs = {}
+    for t in targets:
+        if not profile(t.profile).debian:
+            continue
+        try:
+            diffs[t.label()] = debconfig.compare(testbed.NEW, t.arch,
+                                                 t.profile)[0]
+        except Exception as err:  # a missing build is reported, not fatal
+            diffs[t.label()] = [f"unavailable: {err}"]
+    return diffs
+
+
 def profiles_of(targets: list[Target]) -> dict[str, dict[str, str]]:
     """What each profile of the run is, and what it leaves off."""
     return {p.name: {"text": p.text, "off": p.off}
@@ -101,6 +118,7 @@ def collect(run_id: str, accel: str, reps: int,
         "series_digest": series_digests(),
         "config_sha256": config_shas(targets),
         "config_diff": config_diffs(targets),
+        "debian_diff": debian_diffs(targets),
         "profiles": profiles_of(targets),
         "bench_digest": bench_digest(),
         "qemu_version": qemu.qemu_version(),

@@ -28,7 +28,9 @@ class Profile:
     append: kernel arguments its boots add; off: what it leaves off in
     both stacks that the kernel it stands for has, as the report says
     it; features: what its kernels and guests have that an experiment
-    may need (FEATURES)."""
+    may need (FEATURES); debian: its mm symbols are Debian's amd64
+    config's but where debconfig.REASONS says why not ('harness.py
+    config-diff' checks)."""
     name: str
     text: str
     fragment: str
@@ -38,6 +40,7 @@ class Profile:
     append: str = ""
     off: str = ""
     features: tuple[str, ...] = ()
+    debian: bool = False
 
     def has(self, needs: tuple[str, ...]) -> bool:
         """Whether its kernels have every feature of needs."""
@@ -84,9 +87,9 @@ class Profile:
 # suite test can need (Experiment.needs, check Test.needs): page
 # migration, two NUMA nodes, memory cgroups (v2, mounted), MGLRU, zswap,
 # userfaultfd, memory hot-remove, memory failure (hwpoison), transparent
-# huge pages (always, with THP swap).
+# huge pages (always, with THP swap), KSM (ksmd stopped unless asked).
 FEATURES = ("migration", "numa", "memcg", "lru_gen", "zswap", "userfaultfd",
-            "hotremove", "memory_failure", "thp")
+            "hotremove", "memory_failure", "thp", "ksm")
 
 MINIMAL, DISTRO = "minimal", "distro"
 PROFILES: tuple[Profile, ...] = (
@@ -99,12 +102,12 @@ PROFILES: tuple[Profile, ...] = (
             "hotplug and hot-remove, memcg (cgroup v2), "
             "MGLRU (on), zswap (available), userfaultfd, memory failure, "
             "transparent huge pages (always, swapped out whole), "
+            "KSM (ksmd stopped until a test or experiment runs it), "
             "protection keys, soft-dirty",
             "distro.config", ("x86_64",), suffix="-distro", numa_nodes=2,
-            off="KSM is off in both stacks until issue 27; "
-            "ZONE_DEVICE, hugetlbfs, DAMON, idle page tracking, CMA and "
-            "device-private memory are off in both stacks too",
-            features=FEATURES),
+            off="ZONE_DEVICE, hugetlbfs, DAMON, idle page tracking, CMA "
+            "and device-private memory are off in both stacks",
+            features=FEATURES, debian=True),
 )
 
 

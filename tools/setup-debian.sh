@@ -12,6 +12,7 @@ set -eu
 PACKAGES="linux-source-6.1 qemu-system-x86 gcc gcc-multilib make bc bison
 flex libelf-dev libssl-dev cpio rsync patch xz-utils ccache busybox-static
 fio stress-ng python3 python3-matplotlib python3-pytest python3-scipy
+linux-config-6.1
 dpkg-dev diffstat flake8 shellcheck libnuma-dev slurmctld slurmd
 slurm-client munge"
 

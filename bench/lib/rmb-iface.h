@@ -35,8 +35,8 @@
 	X(MAPLE, maple_node, RMB_F_COST)
 
 /* /proc/vmstat counters: X(enum suffix, vmstat name, unit, flags); a
- * result line calls the counter's growth <name>_<unit>.  The first eleven
- * are the instrumentation kernels/common/patches adds (a scheme that
+ * result line calls the counter's growth <name>_<unit>.  The first
+ * thirteen are the instrumentation kernels/common/patches adds (a scheme that
  * never does the thing reads 0, never missing). */
 #define RMB_COUNTERS(X) \
 	X(WALK, anon_rmap_walk, count, RMB_F_SMOKE | RMB_F_SAMPLE) \
@@ -50,6 +50,8 @@
 	X(MREMAP_COPY, mremap_anon_copy, pages, RMB_F_SMOKE) \
 	X(SWAPIN_COPY, anon_swapin_copy, pages, RMB_F_SMOKE) \
 	X(TEST_PTE, anon_pages_test_pte, count, RMB_F_SMOKE) \
+	X(KSM_WALK, ksm_rmap_walk, count, RMB_F_SMOKE) \
+	X(KSM_SHARED_SKIP, ksm_merge_shared_skip, count, RMB_F_SMOKE) \
 	X(PSWPOUT, pswpout, pages, RMB_F_SMOKE | RMB_F_SAMPLE) \
 	X(PSWPIN, pswpin, pages, RMB_F_SMOKE | RMB_F_SAMPLE) \
 	X(PGMAJFAULT, pgmajfault, count, RMB_F_SAMPLE) \
@@ -73,7 +75,8 @@
 
 /* Sums of /proc/rmapbench that the kernel keeps in 64 bits (a vm event
  * cannot hold them on i386): X(enum suffix, line, result field).  Walks
- * of anon folios timed with local_clock() (kernels/common/patches/0001):
+ * of anon folios timed with local_clock() (kernels/common/patches/0001),
+ * and of KSM pages apart (0034):
  * the ns and the count of those whose task kept its cpu, then of those
  * switched out (their time includes other tasks').  Snapshots hold them
  * after the /proc/vmstat counters, and a result line shows their growth
@@ -82,7 +85,11 @@
 	X(WALK_NS, anon_rmap_walk_ns, anon_rmap_walk_ns) \
 	X(WALK_TIMED, anon_rmap_walk_timed, anon_rmap_walk_timed_count) \
 	X(WALK_SLEPT_NS, anon_rmap_walk_slept_ns, anon_rmap_walk_slept_ns) \
-	X(WALK_SLEPT, anon_rmap_walk_slept, anon_rmap_walk_slept_count)
+	X(WALK_SLEPT, anon_rmap_walk_slept, anon_rmap_walk_slept_count) \
+	X(KSM_WALK_NS, ksm_rmap_walk_ns, ksm_rmap_walk_ns) \
+	X(KSM_WALK_TIMED, ksm_rmap_walk_timed, ksm_rmap_walk_timed_count) \
+	X(KSM_WALK_SLEPT_NS, ksm_rmap_walk_slept_ns, ksm_rmap_walk_slept_ns) \
+	X(KSM_WALK_SLEPT, ksm_rmap_walk_slept, ksm_rmap_walk_slept_count)
 
 /* sizeof_<struct> lines of /proc/rmapbench: X(struct name); a structure
  * the running scheme does not have reads 0. */

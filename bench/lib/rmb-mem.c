@@ -97,6 +97,26 @@ size_t rmb_verify(const void *base, size_t npages, uint64_t seed,
 	return bad;
 }
 
+void rmb_fill_cycle(void *base, size_t npages, uint64_t seed,
+		    size_t patterns)
+{
+	for (size_t i = 0; i < npages; i++)
+		page_fill((uint32_t *)((char *)base + i * rmb_page), seed,
+			  i % patterns);
+}
+
+size_t rmb_verify_cycle(const void *base, size_t npages, uint64_t seed,
+			size_t patterns)
+{
+	size_t bad = 0;
+
+	for (size_t i = 0; i < npages; i++)
+		bad += !page_ok((const uint32_t *)((const char *)base +
+						   i * rmb_page),
+				seed, i % patterns, 0);
+	return bad;
+}
+
 /* ====================================================================
  * memory and address space
  */

@@ -17,6 +17,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -216,6 +217,55 @@ int rmb_pagemap_scan(const void *base, size_t npages,
 	}
 	close(fd);
 	return 0;
+}
+
+#ifndef MPOL_MF_MOVE_ALL
+#define MPOL_MF_MOVE_ALL (1 << 2)
+#endif
+
+long long rmb_move_pages(void *base, long long n, int node, void **addr,
+			 int *nodes, int *status)
+{
+	long long i, there = 0;
+
+	for (i = 0; i < n; i++) {
+		addr[i] = (char *)base + i * (long long)rmb_page;
+		nodes[i] = node;
+		status[i] = -1;
+	}
+	if (syscall(SYS_move_pages, 0, (unsigned long)n, addr, nodes, status,
+		    MPOL_MF_MOVE_ALL) < 0)
+		rmb_die(RMB_EXIT_FAIL, "move_pages: %s", strerror(errno));
+	for (i = 0; i < n; i++)
+		there += status[i] == node;
+	return there;
+}
+
+void rmb_ksm_knob(const char *knob, long long value)
+{
+	char path[96], buf[32];
+	int fd, n;
+
+	snprintf(path, sizeof(path), "/sys/kernel/mm/ksm/%s", knob);
+	n = snprintf(buf, sizeof(buf), "%lld\n", value);
+	fd = open(path, O_WRONLY);
+	if (fd < 0 || rmb_write_all(fd, buf, (size_t)n) != 0)
+		rmb_die(RMB_EXIT_FAIL, "writing %lld to %s: %s (a kernel "
+			"without KSM? this needs the distro profile)", value,
+			path, strerror(errno));
+	close(fd);
+}
+
+int rmb_compact(void)
+{
+	int fd = open("/proc/sys/vm/compact_memory", O_WRONLY);
+	int ok;
+
+	if (fd < 0)
+		return -1;
+	ok = write(fd, "1", 1) == 1;
+	close(fd);
+	return ok ? 0 : -1;
 }
 
 long long rmb_swapped_pages(const void *base, size_t npages)

@@ -103,6 +103,16 @@ int rmb_pagemap_scan(const void *base, size_t npages,
 		     struct rmb_pagemap *out);	/* -1: no pagemap */
 long long rmb_swapped_pages(const void *base, size_t npages); /* -1: no pagemap */
 /*
+ * move_pages(2) of [base, base + n pages) to NUMA node @node, with
+ * MPOL_MF_MOVE_ALL (pages other processes map move too), in the caller's
+ * arrays of n entries; returns how many pages are on @node after.  Dies
+ * if the call fails.
+ */
+long long rmb_move_pages(void *base, long long n, int node, void **addr,
+			 int *nodes, int *status);
+/* One whole-memory compaction (/proc/sys/vm/compact_memory): 0 or -1. */
+int rmb_compact(void);
+/*
  * The pageout check: MADV_PAGEOUT over [base, base + npages pages), retried
  * a few times (a page under writeback or isolated by kswapd stays); a page
  * still present and exclusively mapped after it is one whose mapping the
@@ -171,6 +181,15 @@ void rmb_fill(void *base, size_t npages, uint64_t seed, uint64_t first);
 /* Mismatching pages; quick checks only 4 words of each page. */
 size_t rmb_verify(const void *base, size_t npages, uint64_t seed,
 		  uint64_t first, int quick);
+/* Pages that repeat: page i gets pattern i % patterns (KSM merges them),
+ * the same in every process of the same seed. */
+void rmb_fill_cycle(void *base, size_t npages, uint64_t seed,
+		    size_t patterns);
+size_t rmb_verify_cycle(const void *base, size_t npages, uint64_t seed,
+			size_t patterns);
+/* Write value to /sys/kernel/mm/ksm/<knob>, or die saying the kernel
+ * has no KSM.  Only in an rmapbench guest: a host's KSM is not ours. */
+void rmb_ksm_knob(const char *knob, long long value);
 
 /* ---- kernel memory snapshots ----------------------------------------- */
 

@@ -15,17 +15,25 @@ from .. import plan, settings, testbed
 SELFTESTS = ("mremap_test", "mremap_dontunmap", "mlock2-tests",
              "mlock-random-test", "map_fixed_noreplace", "map_populate",
              "madv_populate", "mrelease_test", "soft-dirty", "userfaultfd",
-             "split_huge_page_test")
+             "split_huge_page_test", "ksm_tests")
 # What a selftest needs beyond the base kernels, where it runs and how:
 # its arguments, the profile features it needs, its arches (migration
 # links libnuma, static for amd64 only), its vCPUs (migration runs a
 # thread per CPU but one, and skips every subtest with fewer than two of
 # them: it needs three CPUs)
 SELFTEST_ARGS = {"userfaultfd": "anon 16 8"}
+# Selftests run more than once, each run a test of its own (its name
+# suffixed): the runs run_vmtests.sh makes
+SELFTEST_RUNS = {"ksm_tests": (("merge", "-M -p 10"), ("unmerge", "-U"),
+                               ("zero-pages", "-Z -p 10 -z 0"),
+                               ("zero-pages-merged", "-Z -p 10 -z 1"),
+                               ("numa-merge-across", "-N -m 1"),
+                               ("numa-merge-within", "-N -m 0"))}
 SELFTEST_NEEDS = {"userfaultfd": ("userfaultfd",), "migration": ("numa",),
-                  "split_huge_page_test": ("thp",)}
+                  "split_huge_page_test": ("thp",), "ksm_tests": ("ksm",)}
 SELFTEST_ARCHES = {"migration": ("x86_64",),
-                   "split_huge_page_test": ("x86_64",)}
+                   "split_huge_page_test": ("x86_64",),
+                   "ksm_tests": ("x86_64",)}
 SELFTEST_VCPUS = {"migration": 4}
 # Selftests whose skipped subtests tested nothing the suite can do
 # without: a skip fails them
@@ -188,9 +196,22 @@ STRESSORS = {
     "userfaultfd": ("--userfaultfd 2 --userfaultfd-bytes 16M",
                     "userfaultfd: missing-page faults served by "
                     "UFFDIO_COPY and ZEROPAGE"),
+    "ksm-thp": ("--vm 2 --vm-bytes 32M --vm-madvise mergeable --verify "
+                "--madvise 2 --mmaphuge 1",
+                "vm over mergeable buffers with ksmd running, madvise "
+                "(MADV_MERGEABLE and MADV_HUGEPAGE among its advice) and "
+                "mmaphuge (THP-sized mappings), verified"),
 }
 # the profile features a stressor needs (Test.needs)
-STRESS_NEEDS = {"numa": ("numa",), "userfaultfd": ("userfaultfd",)}
+STRESS_NEEDS = {"numa": ("numa",), "userfaultfd": ("userfaultfd",),
+                "ksm-thp": ("ksm", "thp")}
+# plan lines around a stressor: ksmd running fast, then everything
+# unmerged and ksmd stopped
+KSMD_ON = plan.sh("echo 5 >/sys/kernel/mm/ksm/sleep_millisecs && "
+                  "echo 1000 >/sys/kernel/mm/ksm/pages_to_scan && "
+                  "echo 1 >/sys/kernel/mm/ksm/run")
+KSMD_OFF = plan.sh("echo 2 >/sys/kernel/mm/ksm/run")
+STRESS_WRAP = {"ksm-thp": ([KSMD_ON], [KSMD_OFF])}
 
 
 def smp_suffix(vcpus: int | None) -> str:
@@ -225,9 +246,14 @@ RACE_MODE = {
                    "or mprotects half of them, on two CPUs",
                    (("cpus_count", ">=", 2),
                     ("thp_fault_alloc_count", ">", 0))),
+    "ksm": ("pages merged by ksmd, shared with an unrelated process, moved, "
+            "pressed out, migrated while a forked child swaps, COW-writes or "
+            "unmerges them, on two CPUs; then everything unmerged",
+            (("cpus_count", ">=", 2), ("not_merged_count", "==", 0),
+             ("ksm_rmap_walk_count", ">", 0))),
 }
 # the profile features a race mode needs (Test.needs)
-RACE_NEEDS = {"thp-mremap": ("thp",)}
+RACE_NEEDS = {"thp-mremap": ("thp",), "ksm": ("ksm",)}
 
 # 16 MB: four page tables on i386, eight on x86_64; 19 rounds: two kills
 # at each tenth of a move from 10% to 90%
@@ -235,6 +261,9 @@ RACE_KILL_ARGS = "pages=4096 rounds=19"
 # two 4 MB spans of THPs; 36 rounds: each of the child's three actions
 # against both kinds of move, six times
 RACE_THP_ARGS = "pages=2048 rounds=36"
+# 18 rounds: each of the child's three actions against each of the
+# parent's three, twice
+RACE_KSM_ARGS = "pages=512 rounds=18"
 
 
 def race_test(mode: str, group: str, args: str, vcpus: int | None = None
@@ -408,16 +437,24 @@ def inject_test(group: str) -> Test:
                 variants=("faultinject",))
 
 
-def selftest(name: str, group: str) -> Test:
+def selftest(name: str, group: str, run: str = "",
+             args: str | None = None) -> Test:
     before, after = SELFTEST_WRAP.get(name, ([], []))
-    args = SELFTEST_ARGS.get(name, "")
-    return Test(f"selftest-{name}", "selftest", group,
+    args = SELFTEST_ARGS.get(name, "") if args is None else args
+    suffix = f"-{run}" if run else ""
+    return Test(f"selftest-{name}{suffix}", "selftest", group,
                 plan.run(f"selftests/{name}", args),
                 f"tools/testing/selftests/vm/{name} {args}".strip(),
                 arches=SELFTEST_ARCHES.get(name, testbed.arch_names()),
                 before=tuple(before), after=tuple(after),
                 vcpus=SELFTEST_VCPUS.get(name),
                 needs=SELFTEST_NEEDS.get(name, ()))
+
+
+def selftests(name: str, group: str) -> list[Test]:
+    """A selftest's test, or one per run of SELFTEST_RUNS."""
+    return [selftest(name, group, run, args)
+            for run, args in SELFTEST_RUNS.get(name, (("", None),))]
 
 
 def selftest_name(t: Test) -> str:
@@ -427,10 +464,12 @@ def selftest_name(t: Test) -> str:
 
 def stress_test(name: str, group: str, seconds: int) -> Test:
     args, what = STRESSORS[name]
+    before, after = STRESS_WRAP.get(name, ([], []))
     return Test(f"stress-{name}", "stress", group,
                 plan.sh(f"cd /tmp && stress-ng {args} --timeout {seconds}s "
                         "--metrics-brief"), what,
                 arches=testbed.arches_with("stress-ng"),
+                before=tuple(before), after=tuple(after),
                 swap=name == "swap-pressure",
                 needs=STRESS_NEEDS.get(name, ()))
 
@@ -473,6 +512,7 @@ def smp_tests(group: str, vcpus: int) -> list[Test]:
                       vcpus=vcpus),
             race_test("mremap-kill", group, RACE_KILL_ARGS, vcpus=vcpus),
             race_test("thp-mremap", group, RACE_THP_ARGS, vcpus=vcpus),
+            race_test("ksm", group, RACE_KSM_ARGS, vcpus=vcpus),
             migrate_test(group, "workers=8 pages=512 rounds=12", vcpus=vcpus),
             hwpoison_test("hwpoison-contend", group, vcpus=vcpus),
             hwpoison_test("hwpoison-early", group, vcpus=vcpus)]
@@ -523,7 +563,7 @@ def full_catalogue() -> tuple[list[Group], list[Test]]:
                       "every scenario with the pages in highmem (i386, "
                       "1 GB guest, MADV_PAGEOUT only)", arches=("i386",),
                       expect=hm.expect, swap=True))
-    tests += [selftest(n, "selftests") for n in SELFTESTS]
+    tests += [t for n in SELFTESTS for t in selftests(n, "selftests")]
     tests += [stress_test(n, "stress", 5 if n != "swap-pressure" else 10)
               for n in STRESSORS]
     return groups, tests

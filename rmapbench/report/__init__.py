@@ -70,6 +70,7 @@ def render(run_dir: Path, records: list[dict], metadata: dict,
     parts += facts.environment(metadata, records)
     parts += measured.run_time(metadata)
     parts += facts.config_diff(metadata)
+    parts += facts.debian_diff(metadata)
     parts += compare.summary_table(analysis, failed)
     parts += compare.verdicts(headline(records), analysis, accel)
     parts += measured.clocks_compared(analysis)

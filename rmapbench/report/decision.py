@@ -425,6 +425,50 @@ def profiles_intro(names: list[str]) -> list[str]:
     return out + [""]
 
 
+def leaning(rows: list[Headline]) -> str:
+    """Who a regime's rows favour, in a word: a stack, mixed, or even."""
+    won = [s for s in STACKS if any(h.outcome == s for h in rows)]
+    return won[0] if len(won) == 1 else "mixed" if won else "even"
+
+
+def mode_needs(h: Headline) -> tuple[str, ...]:
+    """The profile features the headline's mode needs."""
+    mode = workloads.mode(*h.what.split("/", 1))
+    return mode.needs if mode else ()
+
+
+def profile_changes(rows: list[Headline], names: list[str]) -> list[str]:
+    """One paragraph, for a run of several profiles: which regimes'
+    outcomes moved between them, which held, and which one profile
+    alone measured (with the features their modes need)."""
+    if len(names) < 2:
+        return []
+    moved, held, alone = [], [], []
+    for title, mine in by_regime(rows):
+        got = [(p, theirs) for p, theirs in per_profile(mine, names)
+               if theirs]
+        if len(got) == len(names):
+            leans = [(p, leaning(theirs)) for p, theirs in got]
+            if len({lean for _, lean in leans}) > 1:
+                moved.append(f"{title} (" + ", ".join(
+                    f"{p}: {lean}" for p, lean in leans) + ")")
+            else:
+                held.append(f"{title} ({leans[0][1]})")
+        elif got:
+            needs = sorted({n for h in mine for n in mode_needs(h)})
+            alone.append(f"{title} ({got[0][0]} only" +
+                         (f": needs {', '.join(needs)})" if needs else ")"))
+    said = [f"{what}: {'; '.join(items)}." for what, items in (
+        ("Outcomes that moved between them", moved),
+        ("Outcomes that held", held),
+        ("Measured in one profile only", alone)) if items]
+    return ["**Between the profiles.** The profiles differ in the "
+            "memory-management features both stacks are built with "
+            "(above), the same in either stack.  " + "  ".join(said) +
+            "  Per point, the guest settings table shows what MGLRU off, "
+            "a memcg limit and zswap do to a ratio.", ""]
+
+
 def by_regime(rows: list[Headline]) -> list[tuple[str, list[Headline]]]:
     """(title, its rows) of every regime, in REGIMES' order, empty ones
     included: a regime no experiment measured is said, not dropped."""
@@ -453,6 +497,7 @@ def decision(records: list[dict], analysis: list[ConfigStats],
            "chooses a scheme for it.", ""]
     names = run_profiles(analysis)
     out += profiles_intro(names)
+    out += profile_changes(rows, names)
     out += variants_intro() if others else []
     for (title, mine), (_, theirs) in zip(by_regime(rows),
                                           by_regime(others)):

@@ -228,6 +228,27 @@ def config_diff(metadata: dict) -> list[str]:
     return out
 
 
+def debian_diff(metadata: dict) -> list[str]:
+    """Each kernel standing for Debian's against Debian's own config."""
+    diff = metadata.get("debian_diff")
+    if not isinstance(diff, dict) or not diff:
+        return []
+    out = ["## The distro kernels against Debian's config", "",
+           "The mm symbols (those mm/Kconfig declares) in which the "
+           "anonmm kernel's .config differs from Debian's 6.1 amd64 "
+           "config (package linux-config-6.1), each with its reason "
+           "(rmapbench/debconfig.py); the anon_vma kernel's differ in "
+           "the scheme symbol alone (above).", ""]
+    for label, lines in sorted(diff.items()):
+        unexplained = [str(x).split(":")[0] for x in lines
+                       if str(x).endswith("UNEXPLAINED")]
+        out += [f"**{label}**: {len(lines)} symbol(s) differ", "", "```"] \
+            + [str(x) for x in lines] + ["```", ""]
+        if unexplained:
+            out += [f"Without a reason: {', '.join(unexplained)}.", ""]
+    return out
+
+
 def diff_lines(value: Any) -> tuple[list[str], list[str]]:
     """(lines, unfair symbols) of one arch's config_diff entry."""
     if isinstance(value, dict):

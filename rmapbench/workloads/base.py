@@ -69,6 +69,7 @@ REGIMES: tuple[tuple[str, str], ...] = (
     ("fastpath", "fast path, no memory pressure"),
     ("migration", "page migration: move_pages, compaction, NUMA "
      "balancing"),
+    ("ksm", "KSM: merging duplicate pages, and reclaiming them"),
 )
 
 

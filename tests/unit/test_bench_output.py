@@ -256,6 +256,13 @@ CASES = {
                         ("checked_count", "offlined_count",
                          "offline_busy_count", "offline_interrupted_count",
                          "workers_failed_count", *DELTA)),
+    # on the host: the processes set up and verified, nothing merged
+    "ksm-merge": ("rmb-ksm", ["workers=2", "procs=1", "pages=32",
+                              "patterns=4"],
+                  ("merged_pages", "saved_pages", "merged_per_s",
+                   "ksmd_per_merged_ns", "merge_shared_skip_count",
+                   "ksm_walk_mean_ns", "visits_per_walk_count",
+                   "verified_pages", *DELTA)),
     "migrate-compact-steady": ("rmb-migrate", ["workers=2", "pages=32",
                                                "rounds=2", "churn=0",
                                                "pageout=0"],

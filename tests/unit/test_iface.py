@@ -50,7 +50,9 @@ def test_what_each_user_gets():
                          "anon_rmap_pte"] and "pswpout" in smoke
     assert "sizeof" not in "".join(iface.sizes())
     assert iface.sums() == ("anon_rmap_walk_ns", "anon_rmap_walk_timed",
-                            "anon_rmap_walk_slept_ns", "anon_rmap_walk_slept")
+                            "anon_rmap_walk_slept_ns", "anon_rmap_walk_slept",
+                            "ksm_rmap_walk_ns", "ksm_rmap_walk_timed",
+                            "ksm_rmap_walk_slept_ns", "ksm_rmap_walk_slept")
     config = iface.sampler_config()
     assert "RMB_SAMPLE_SLABS='vm_area_struct|anon_vma|anon_vma_chain|" \
            "anonmm'" in config

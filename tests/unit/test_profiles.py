@@ -18,8 +18,10 @@ def test_the_registry_says_everything_of_a_profile():
     minimal, distro = (profiles.profile(n) for n in (MINIMAL, DISTRO))
     assert minimal.arches == testbed.arch_names() and not minimal.suffix
     assert distro.arches == ("x86_64",) and distro.numa_nodes == 2
-    assert "KSM is off in both stacks until issue 27" in distro.off
-    assert "thp" in distro.features and "thp" not in minimal.features
+    assert "KSM" not in distro.off and "hugetlbfs" in distro.off
+    for feature in ("thp", "ksm"):
+        assert feature in distro.features and \
+            feature not in minimal.features
     for p in profiles.PROFILES:
         assert (paths.KERNELS / "common" / "config" / p.fragment).is_file()
     with pytest.raises(UserError, match="unknown profile 'debian': choose "
@@ -136,9 +138,10 @@ def test_the_profiles_fragments_decide_what_base_leaves_open():
     for on in ("CONFIG_NUMA", "CONFIG_MIGRATION", "CONFIG_MEMCG",
                "CONFIG_LRU_GEN", "CONFIG_ZSWAP", "CONFIG_USERFAULTFD",
                "CONFIG_TRANSPARENT_HUGEPAGE",
-               "CONFIG_TRANSPARENT_HUGEPAGE_ALWAYS", "CONFIG_THP_SWAP"):
+               "CONFIG_TRANSPARENT_HUGEPAGE_ALWAYS", "CONFIG_THP_SWAP",
+               "CONFIG_KSM"):
         assert distro[on] == "y", on
-    for off in ("CONFIG_KSM", "CONFIG_HUGETLBFS"):
+    for off in ("CONFIG_HUGETLBFS", "CONFIG_ZONE_DEVICE"):
         assert distro[off] == "n", off
 
 
@@ -178,7 +181,7 @@ def test_the_decision_answers_per_profile():
     text = "\n".join(decision.decision(both, analyse(both)))
     assert "Outcome, minimal profile:" in text
     assert "Outcome, distro profile:" in text
-    assert "KSM is off in both stacks until issue 27" in text
+    assert "hugetlbfs" in text and "KSM is off" not in text
     assert "| x86_64 distro |" in text
     summary = decision.text_summary("t", both, analyse(both), [])
     assert "(distro): " in summary and "(minimal): " in summary
@@ -195,7 +198,7 @@ def test_the_environment_shows_each_profile_and_its_guests():
         "x86_64 distro": ["CONFIG_ANONMM: anon_vma=n anonmm=y"]}}
     env = "\n".join(facts.environment(meta, both))
     assert "| profile minimal |" in env and "| profile distro |" in env
-    assert "until issue 27" in env
+    assert "ZONE_DEVICE, hugetlbfs" in env
     assert "| guest features, x86_64 distro | numa_nodes=2 lru_gen=0x0007" \
         in env
     diff = "\n".join(facts.config_diff(meta))
@@ -211,3 +214,18 @@ def test_guests_that_saw_fewer_nodes_are_a_warning():
     assert line == ("> **WARNING:** 3 record(s) of the x86_64 distro "
                     "kernels on the icount clock come from guests that saw "
                     "1 NUMA node(s), not the 2 QEMU gave them.")
+
+
+def test_the_decision_says_what_moved_between_the_profiles():
+    records = fabricate.full_run()
+    distro = as_distro(records)
+    # the minimal profile measures no migration (it has none)
+    minimal = [r for r in records if r.get("workload") != "migrate"]
+    both = minimal + distro
+    text = "\n".join(decision.decision(both, analyse(both)))
+    assert "**Between the profiles.**" in text
+    assert "Outcomes that held: VMA-heavy and lowmem-bound (anonmm)" in text
+    assert "Measured in one profile only: page migration: move_pages, " \
+        "compaction, NUMA balancing (distro only: needs " in text
+    alone = "\n".join(decision.decision(records, analyse(records)))
+    assert "Between the profiles" not in alone

@@ -42,3 +42,13 @@ def test_a_rule_of_one_workload_spares_another_of_the_same_mode():
     assert ("mremap_anon_copy_pages", ">", 0) in testbed.expectations(
         "anonmm", "torture", "all", 0)
     assert testbed.expectations("anonmm", "forkcopy", "all", 0) == []
+
+
+def test_anon_vma_copies_at_swap_in_only_under_ksm():
+    """A swap entry KSM left shared by unrelated processes is the one
+    anon_vma copies at swap-in: the ksm race is spared the zero."""
+    zero = ("anon_swapin_copy_pages", "==", 0)
+    assert zero in testbed.expectations("anon_vma", "race", "mremap-swapin",
+                                        None)
+    ksm = testbed.expectations("anon_vma", "race", "ksm", None)
+    assert zero not in ksm and ("mremap_anon_copy_pages", "==", 0) in ksm
