@@ -93,18 +93,6 @@ static size_t npages;
 
 /* ---- fault injection ------------------------------------------------ */
 
-static int write_file(const char *path, const char *text)
-{
-	int fd = open(path, O_WRONLY | O_CLOEXEC);
-	ssize_t n;
-
-	if (fd < 0)
-		return -1;
-	n = write(fd, text, strlen(text));
-	close(fd);
-	return n == (ssize_t)strlen(text) ? 0 : -1;
-}
-
 /* Let failslab and fail_page_alloc fail every allocation fail-nth picks. */
 static int injection_setup(void)
 {
@@ -127,7 +115,7 @@ static int injection_setup(void)
 			strerror(errno));
 	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
 		snprintf(path, sizeof(path), DEBUGFS "/%s", files[i][0]);
-		if (write_file(path, files[i][1]) != 0)
+		if (rmb_write_file(path, files[i][1]) != 0)
 			rmb_die(RMB_EXIT_FAIL, "cannot set %s to %s: %s", path,
 				files[i][1], strerror(errno));
 	}
@@ -139,7 +127,7 @@ static void fail_nth(long long n)
 	char text[32];
 
 	snprintf(text, sizeof(text), "%lld", n);
-	if (write_file(FAIL_NTH, text) != 0)
+	if (rmb_write_file(FAIL_NTH, text) != 0)
 		rmb_die(RMB_EXIT_FAIL, "write %s to %s: %s", text, FAIL_NTH,
 			strerror(errno));
 }
@@ -482,7 +470,7 @@ static int back_attrs(int on)
 		for (size_t f = 0; f < sizeof(files) / sizeof(files[0]); f++) {
 			snprintf(path, sizeof(path), DEBUGFS "/%s/%s",
 				 attrs[a], files[f][0]);
-			if (write_file(path, files[f][on ? 1 : 2]) != 0)
+			if (rmb_write_file(path, files[f][on ? 1 : 2]) != 0)
 				rmb_die(RMB_EXIT_FAIL, "cannot set %s: %s",
 					path, strerror(errno));
 		}

@@ -76,21 +76,9 @@ static int guest;
 
 /* ---- files ----------------------------------------------------------- */
 
-static int write_file(const char *path, const char *text)
-{
-	int fd = open(path, O_WRONLY);
-	int rc;
-
-	if (fd < 0)
-		return -1;
-	rc = rmb_write_all(fd, text, strlen(text));
-	close(fd);
-	return rc;
-}
-
 static void write_or_die(const char *path, const char *text)
 {
-	if (write_file(path, text) != 0)
+	if (rmb_write_file(path, text) != 0)
 		rmb_die(RMB_EXIT_FAIL, "writing '%s' to %s: %s (rmb-ksm needs "
 			"KSM and cgroup v2's memory controller: the distro "
 			"profile)", text, path, strerror(errno));
@@ -145,73 +133,45 @@ static char *map_mergeable(void)
 static int __attribute__((noreturn)) peer(void)
 {
 	char *p = map_mergeable();
-	long long bad = 0;
 	char cmd;
 
-	if (rmb_write_all(3, &bad, sizeof(bad)) != 0 || read(0, &cmd, 1) != 1)
+	if (rmb_peer_say(0) != 0 || read(0, &cmd, 1) != 1)
 		_exit(RMB_EXIT_FAIL);
-	bad = verify(p);
-	_exit(rmb_write_all(3, &bad, sizeof(bad)) ? RMB_EXIT_FAIL : 0);
+	_exit(rmb_peer_say(verify(p)) ? RMB_EXIT_FAIL : 0);
 }
 
 struct peers {
 	int n;
-	pid_t *pid;
-	int *cmd, *rep;
+	struct rmb_peer *pr;
 };
 
 static void start_peers(struct peers *ps, int n)
 {
 	char a_pages[32], a_patterns[32], a_seed[32];
-	long long ready;
+	char *argv[] = { "rmb-ksm", "mode=peer", a_pages, a_patterns, a_seed,
+			 NULL };
 
 	snprintf(a_pages, sizeof(a_pages), "pages=%zu", pages);
 	snprintf(a_patterns, sizeof(a_patterns), "patterns=%zu", patterns);
 	snprintf(a_seed, sizeof(a_seed), "seed=%llu",
 		 (unsigned long long)seed);
 	ps->n = n;
-	ps->pid = calloc((size_t)n + 1, sizeof(*ps->pid));
-	ps->cmd = calloc((size_t)n + 1, sizeof(*ps->cmd));
-	ps->rep = calloc((size_t)n + 1, sizeof(*ps->rep));
-	if (!ps->pid || !ps->cmd || !ps->rep)
+	ps->pr = calloc((size_t)n + 1, sizeof(*ps->pr));
+	if (!ps->pr)
 		rmb_die(RMB_EXIT_FAIL, "out of memory for %d peers", n);
-	for (int i = 0; i < n; i++) {
-		int cmd[2], rep[2];
-
-		if (pipe(cmd) != 0 || pipe(rep) != 0)
-			rmb_die(RMB_EXIT_FAIL, "pipe: %s", strerror(errno));
-		ps->pid[i] = rmb_fork();
-		if (ps->pid[i] < 0)
-			rmb_die(RMB_EXIT_FAIL, "fork: %s", strerror(errno));
-		if (ps->pid[i] == 0) {
-			if (dup2(cmd[0], 0) < 0 || dup2(rep[1], 3) < 0)
-				_exit(RMB_EXIT_FAIL);
-			execl("/proc/self/exe", "rmb-ksm", "mode=peer",
-			      a_pages, a_patterns, a_seed, (char *)NULL);
-			_exit(RMB_EXIT_FAIL);
-		}
-		close(cmd[0]);
-		close(rep[1]);
-		ps->cmd[i] = cmd[1];
-		ps->rep[i] = rep[0];
-		if (read(ps->rep[i], &ready, sizeof(ready)) != sizeof(ready))
-			rmb_die(RMB_EXIT_FAIL, "peer %d did not start", i);
-	}
+	for (int i = 0; i < n; i++)
+		rmb_peer_start(&ps->pr[i], argv);
 }
 
 /* Every peer verifies and exits: their mismatching pages, summed. */
 static long long finish_peers(struct peers *ps)
 {
-	long long bad = 0, one;
-	int status;
+	long long bad = 0;
 
 	for (int i = 0; i < ps->n; i++) {
-		if (rmb_write_all(ps->cmd[i], "v", 1) != 0 ||
-		    read(ps->rep[i], &one, sizeof(one)) != sizeof(one))
-			rmb_die(RMB_EXIT_FAIL, "peer %d went away", i);
-		bad += one;
-		if (waitpid(ps->pid[i], &status, 0) != ps->pid[i] ||
-		    !WIFEXITED(status) || WEXITSTATUS(status) != 0)
+		rmb_peer_send(&ps->pr[i], 'v');
+		bad += rmb_peer_answer(&ps->pr[i]);
+		if (rmb_peer_reap(&ps->pr[i]) != 0)
 			rmb_die(RMB_EXIT_FAIL, "peer %d ended abnormally", i);
 	}
 	return bad;
@@ -377,7 +337,8 @@ static void reclaim_group(void)
 
 	snprintf(bytes, sizeof(bytes), "%lld",
 		 rmb_read_number(GROUP "memory.current"));
-	if (write_file(GROUP "memory.reclaim", bytes) != 0 && errno != EAGAIN)
+	if (rmb_write_file(GROUP "memory.reclaim", bytes) != 0 &&
+	    errno != EAGAIN)
 		rmb_die(RMB_EXIT_FAIL, "memory.reclaim: %s", strerror(errno));
 }
 

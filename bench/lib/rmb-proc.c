@@ -244,28 +244,18 @@ long long rmb_move_pages(void *base, long long n, int node, void **addr,
 void rmb_ksm_knob(const char *knob, long long value)
 {
 	char path[96], buf[32];
-	int fd, n;
 
 	snprintf(path, sizeof(path), "/sys/kernel/mm/ksm/%s", knob);
-	n = snprintf(buf, sizeof(buf), "%lld\n", value);
-	fd = open(path, O_WRONLY);
-	if (fd < 0 || rmb_write_all(fd, buf, (size_t)n) != 0)
+	snprintf(buf, sizeof(buf), "%lld\n", value);
+	if (rmb_write_file(path, buf) != 0)
 		rmb_die(RMB_EXIT_FAIL, "writing %lld to %s: %s (a kernel "
 			"without KSM? this needs the distro profile)", value,
 			path, strerror(errno));
-	close(fd);
 }
 
 int rmb_compact(void)
 {
-	int fd = open("/proc/sys/vm/compact_memory", O_WRONLY);
-	int ok;
-
-	if (fd < 0)
-		return -1;
-	ok = write(fd, "1", 1) == 1;
-	close(fd);
-	return ok ? 0 : -1;
+	return rmb_write_file("/proc/sys/vm/compact_memory", "1");
 }
 
 long long rmb_swapped_pages(const void *base, size_t npages)

@@ -242,6 +242,83 @@ pid_t rmb_fork(void)
 	return fork();
 }
 
+int rmb_write_file(const char *path, const char *text)
+{
+	int fd = open(path, O_WRONLY | O_CLOEXEC);
+	int rc;
+
+	if (fd < 0)
+		return -1;
+	rc = rmb_write_all(fd, text, strlen(text));
+	close(fd);
+	return rc;
+}
+
+/*
+ * The peer is this program again, exec'd: a process no fork relates to
+ * the caller (another anonmm bundle, another anon_vma root).  Its stdin
+ * carries the caller's command bytes, its fd 3 its answers; it says it
+ * is ready with one answer before the caller goes on.
+ */
+void rmb_peer_start(struct rmb_peer *pr, char *const argv[])
+{
+	int cmd[2], rep[2];
+	long long ready;
+
+	if (pipe(cmd) != 0 || pipe(rep) != 0)
+		rmb_die(RMB_EXIT_FAIL, "pipe: %s", strerror(errno));
+	pr->pid = rmb_fork();
+	if (pr->pid < 0)
+		rmb_die(RMB_EXIT_FAIL, "fork: %s", strerror(errno));
+	if (pr->pid == 0) {
+		if (dup2(cmd[0], 0) < 0 || dup2(rep[1], 3) < 0)
+			_exit(RMB_EXIT_FAIL);
+		execv("/proc/self/exe", argv);
+		_exit(RMB_EXIT_FAIL);
+	}
+	close(cmd[0]);
+	close(rep[1]);
+	pr->cmd = cmd[1];
+	pr->rep = rep[0];
+	if (read(pr->rep, &ready, sizeof(ready)) != sizeof(ready))
+		rmb_die(RMB_EXIT_FAIL, "the peer %s (pid %d) did not start",
+			argv[1] ? argv[1] : argv[0], (int)pr->pid);
+}
+
+void rmb_peer_send(const struct rmb_peer *pr, char cmd)
+{
+	if (rmb_write_all(pr->cmd, &cmd, 1) != 0)
+		rmb_die(RMB_EXIT_FAIL, "the peer (pid %d) went away",
+			(int)pr->pid);
+}
+
+long long rmb_peer_answer(const struct rmb_peer *pr)
+{
+	long long answer;
+
+	if (read(pr->rep, &answer, sizeof(answer)) != sizeof(answer))
+		rmb_die(RMB_EXIT_FAIL, "the peer (pid %d) went away",
+			(int)pr->pid);
+	return answer;
+}
+
+int rmb_peer_reap(const struct rmb_peer *pr)
+{
+	int status;
+
+	close(pr->cmd);
+	close(pr->rep);
+	if (waitpid(pr->pid, &status, 0) != pr->pid || !WIFEXITED(status) ||
+	    WEXITSTATUS(status) != 0)
+		return -1;
+	return 0;
+}
+
+int rmb_peer_say(long long answer)
+{
+	return rmb_write_all(3, &answer, sizeof(answer));
+}
+
 /* ====================================================================
  * start-up
  */

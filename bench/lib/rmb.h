@@ -52,6 +52,22 @@ uint64_t rmb_now_ns(void);		/* CLOCK_MONOTONIC */
 pid_t rmb_fork(void);			/* flushes stdio, then fork() */
 /* all of buf to fd, across short writes and EINTR (gives up on error) */
 int rmb_write_all(int fd, const void *buf, size_t n);	/* 0, or -1 */
+/* text to the file at path (sysfs, procfs, cgroup files): 0, or -1 */
+int rmb_write_file(const char *path, const char *text);
+
+/* ---- peers: this program exec'd again, unrelated by fork --------------- */
+
+struct rmb_peer {
+	pid_t pid;
+	int cmd, rep;		/* the peer's stdin; its fd 3 */
+};
+/* Start argv[] (argv[0] the name, then key=value) from /proc/self/exe,
+ * and wait for its ready answer; dies if it does not start. */
+void rmb_peer_start(struct rmb_peer *pr, char *const argv[]);
+void rmb_peer_send(const struct rmb_peer *pr, char cmd);	/* or die */
+long long rmb_peer_answer(const struct rmb_peer *pr);	/* or die */
+int rmb_peer_reap(const struct rmb_peer *pr);	/* 0: exited with 0 */
+int rmb_peer_say(long long answer);	/* in the peer: fd 3; 0, or -1 */
 
 /* ---- key=value parameters ------------------------------------------ */
 
