@@ -46,6 +46,30 @@
  *   Both then verify their pages; the parent unmaps, and a pageout of the
  *   child's pages must find every one.  Failures as for mremap-swapin.
  *
+ * thp-split: THPs shared by fork (whole table spans, as thp-mremap);
+ *   the parent splits its own (debugfs split_huge_pages: the split's
+ *   unmap and remap walk both mms, and anonmm's fails where the child's
+ *   mmap_lock is held) while the child, on the other CPU, by round % 5:
+ *   mprotect()s the middle half back and forth until the split is over
+ *   (a contended member), swaps in the last quarter, pushed out before
+ *   the fork, moves its first huge page away and back (a shared folio:
+ *   anonmm copies it), forks children that read every page, COW-write
+ *   every eighth and exit, or drops one page of each THP and writes it
+ *   again (the deferred split queue).  Failures as for mremap-swapin,
+ *   and the child's mremap failing.
+ *
+ * collapse-fork: the parent MADV_COLLAPSEs base pages it shares with the
+ *   child (faulted with MADV_NOHUGEPAGE; in odd sixths of the rounds the
+ *   first huge page a PTE-mapped THP), while the child forks children
+ *   that read and exit, COW-writes every page, or swaps in the quarter
+ *   pushed out before the fork (round % 3).  A collapse may fail (busy
+ *   pages: collapse_failed_count); the suite wants thp_collapse_alloc.
+ *
+ * thp-swap: THPs shared by fork; a balloon presses memory (reclaim swaps
+ *   the THPs out whole or split, its walk meeting the child) while the
+ *   child mprotect()s until it is over (a contended member) or swaps its
+ *   pages back in (round % 2); then the parent swaps its own back in.
+ *
  * ksm: a region whose pages repeat a few patterns, madvised
  *   MERGEABLE, with ksmd running; an unrelated process (rmb-race exec'd
  *   again, mode ksm-peer: another anonmm bundle, another anon_vma root)
@@ -85,6 +109,7 @@
 #include <string.h>
 #include <time.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -92,7 +117,8 @@
 
 static struct rmb_param params[] = {
 	{ .key = "mode",
-	  .choices = "mremap-swapin|mremap-kill|thp-mremap|ksm|ksm-peer",
+	  .choices = "mremap-swapin|mremap-kill|thp-mremap|thp-split|"
+		     "collapse-fork|thp-swap|ksm|ksm-peer",
 	  .sdef = "mremap-swapin", .help = "the race to drive" },
 	{ .key = "pages", .def = 256, .min = 16, .max = 1 << 18,
 	  .help = "pages of the region moved in each round" },
@@ -106,7 +132,9 @@ static struct rmb_param params[] = {
 /* One shared page: the start line, and what the child found. */
 struct line {
 	atomic_int ready, go, moved, started, finished;
+	atomic_int done;	/* the parent's side of the round is over */
 	long long child_bad, child_missed, child_present, child_errno;
+	long long child_op_errno;	/* a child's own mremap failed */
 	long long move_ns;
 };
 
@@ -115,6 +143,7 @@ struct tally {
 	long long not_swapped, child_died, moved_pages;
 	long long killed_inside, killed_after;
 	long long not_merged, peer_bad, ksm_left;
+	long long child_op_failed, collapse_failed;
 };
 
 /* What a round of a mode needs besides its tally and its number. */
@@ -125,17 +154,22 @@ struct race {
 	char *src, *dst;	/* mremap-kill, thp-mremap: holes of whole tables */
 	char *dst_off;		/* thp-mremap: a hole one page off alignment */
 	long long full_ns;	/* mremap-kill: round 0's whole move */
-	int peer_cmd, peer_rep;	/* ksm: pipes to and from the peer */
-	pid_t peer;
+	struct rmb_peer peer;	/* ksm: the unrelated peer */
 };
 
 static int ncpus;
 static int checked;		/* swap to push pages to: checks are made */
 
+/* an rmapbench guest: a host's memory, KSM and THPs are left alone */
+static int in_guest(void)
+{
+	return strcmp(rmb_scheme(), "unknown") != 0;
+}
+
 /* a host (no /proc/rmapbench) or no swap: the checks need swap */
 static int can_check(size_t pages)
 {
-	return strcmp(rmb_scheme(), "unknown") != 0 &&
+	return in_guest() &&
 	       rmb_meminfo_kb("SwapFree") >=
 	       (long long)(4 * pages * rmb_page / 1024);
 }
@@ -213,7 +247,7 @@ static void report_round(struct tally *t, long long round, const char *what,
 			 long long n)
 {
 	long long failures = t->mremap_failed + t->parent_bad + t->child_bad +
-			     t->missed + t->child_died;
+			     t->missed + t->child_died + t->child_op_failed;
 
 	if (failures <= ERRORS_SHOWN)
 		rmb_error("round %lld: %s (%lld)", round, what, n);
@@ -287,7 +321,7 @@ static pid_t fork_side(void)
 }
 
 /* One mremap-swapin round; adds what went wrong to t. */
-static void round_swapin(struct tally *t, const struct race *rc,
+static void round_swapin(struct tally *t, struct race *rc,
 			 long long round)
 {
 	struct line *l = rc->l;
@@ -370,7 +404,7 @@ static void map_src(const struct race *rc, uint64_t seed)
 }
 
 /* One thp-mremap round; adds what went wrong to t. */
-static void round_thp(struct tally *t, const struct race *rc, long long round)
+static void round_thp(struct tally *t, struct race *rc, long long round)
 {
 	struct line *l = rc->l;
 	uint64_t seed = rc->seed + (uint64_t)round;
@@ -501,6 +535,278 @@ static void round_kill(struct tally *t, struct race *rc, long long round)
 	t->rounds++;
 }
 
+/*
+ * Memory pressure from a balloon process: what is available and twice
+ * the region, freed as it exits.  MADV_PAGEOUT leaves pages mapped more
+ * than once alone, KSM pages too: reclaim's walk pushes them out.
+ */
+static void press(size_t len)
+{
+	long long kb = rmb_meminfo_kb("MemAvailable") + (long long)(len >> 9);
+	pid_t pid = fork_side();
+	int status;
+
+	if (pid == 0)
+		rmb_balloon(kb, (size_t)1 << 20, 24576);
+	if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status) ||
+	    WEXITSTATUS(status) != 0)
+		rmb_die(RMB_EXIT_FAIL, "the pressure balloon (%lld kB) ended "
+			"abnormally (status %d)", kb, status);
+}
+
+/* ---- thp-split, collapse-fork, thp-swap ---------------------------- */
+
+#ifndef MADV_COLLAPSE
+#define MADV_COLLAPSE 25	/* 6.1's value; older libc headers lack it */
+#endif
+
+#define HUGE_BYTES ((size_t)RMB_TABLE_SPAN / 2)	/* one pmd's worth */
+
+/* what the child of a thp-split, collapse-fork or thp-swap round does */
+enum { ACT_MPROTECT, ACT_SWAPIN, ACT_MREMAP, ACT_FORK_EXIT, ACT_DONTNEED,
+       ACT_COW };
+
+/* Until the parent's side is done: mprotect() the middle half read-only
+ * and back, each time holding the child's mmap_lock for write. */
+static void mprotect_until_done(struct line *l, char *p, size_t len)
+{
+	do {
+		if (mprotect(p + len / 4, len / 2, PROT_READ) != 0 ||
+		    mprotect(p + len / 4, len / 2, PROT_READ | PROT_WRITE))
+			_exit(RMB_EXIT_FAIL);
+	} while (!atomic_load(&l->done));
+}
+
+/* Until the parent's side is done: a grandchild that reads every page
+ * and COW-writes every eighth, then exits. */
+static void fork_exit_until_done(struct line *l, char *p, size_t pages)
+{
+	do {
+		pid_t pid = rmb_fork();
+		int status;
+
+		if (pid < 0)
+			_exit(RMB_EXIT_FAIL);
+		if (pid == 0) {
+			touch(p, pages);
+			for (size_t i = 0; i < pages; i += 8)
+				*(volatile char *)(p + i * rmb_page) =
+					p[i * rmb_page];
+			_exit(0);
+		}
+		if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status) ||
+		    WEXITSTATUS(status) != 0)
+			_exit(RMB_EXIT_FAIL);
+	} while (!atomic_load(&l->done));
+}
+
+/*
+ * Until the parent's side is done: one page in the middle of each huge
+ * page dropped (MADV_DONTNEED: the folio goes on the deferred split
+ * queue) and written again as it was.
+ */
+static void dontneed_until_done(struct line *l, char *p, size_t pages,
+				uint64_t seed)
+{
+	size_t step = HUGE_BYTES / rmb_page;
+
+	do {
+		for (size_t i = step / 2; i < pages; i += step) {
+			if (madvise(p + i * rmb_page, rmb_page,
+				    MADV_DONTNEED) != 0)
+				_exit(RMB_EXIT_FAIL);
+			rmb_fill(p + i * rmb_page, 1, seed, i);
+		}
+	} while (!atomic_load(&l->done));
+}
+
+/*
+ * Move the first huge page of the child's copy away and back: a folio
+ * the parent maps too, so anonmm copies (or splits) what it moves.
+ */
+static void move_away_and_back(struct line *l, char *p, char *hole)
+{
+	if (mremap(p, HUGE_BYTES, HUGE_BYTES, MREMAP_MAYMOVE | MREMAP_FIXED,
+		   hole) == MAP_FAILED ||
+	    mremap(hole, HUGE_BYTES, HUGE_BYTES,
+		   MREMAP_MAYMOVE | MREMAP_FIXED, p) == MAP_FAILED)
+		l->child_op_errno = errno;
+}
+
+/* A child of the thp modes: pinned, ready, then @act at the go. */
+static void __attribute__((noreturn))
+act_child(const struct race *rc, uint64_t seed, int act)
+{
+	struct line *l = rc->l;
+	size_t pages = rc->pages, len = pages * rmb_page;
+	char *p = rc->src;
+
+	prctl(PR_SET_PDEATHSIG, SIGKILL);	/* its loops wait for the parent */
+	pin(1);
+	atomic_store(&l->ready, 1);
+	spin_until(&l->go);
+	switch (act) {
+	case ACT_MPROTECT:
+		mprotect_until_done(l, p, len);
+		break;
+	case ACT_SWAPIN:
+		do
+			touch_down(p, pages);
+		while (!atomic_load(&l->done));
+		break;
+	case ACT_MREMAP:
+		move_away_and_back(l, p, rc->dst);
+		break;
+	case ACT_FORK_EXIT:
+		fork_exit_until_done(l, p, pages);
+		break;
+	case ACT_DONTNEED:
+		dontneed_until_done(l, p, pages, seed);
+		break;
+	case ACT_COW:
+		rewrite_down(p, pages);
+		break;
+	}
+	child_end(l, p, pages, seed);
+}
+
+/* Fork the round's child, release it, and return its pid. */
+static pid_t start_act(const struct race *rc, uint64_t seed, int act)
+{
+	pid_t pid = fork_side();
+
+	if (pid == 0)
+		act_child(rc, seed, act);
+	spin_until(&rc->l->ready);
+	atomic_store(&rc->l->go, 1);
+	return pid;
+}
+
+/* The parent's side is done: verify its pages, drop them, and collect
+ * the child's outcome. */
+static void end_act(struct tally *t, const struct race *rc, pid_t pid,
+		    uint64_t seed, long long round)
+{
+	atomic_store(&rc->l->done, 1);
+	if (rmb_verify(rc->src, rc->pages, seed, 0, 0)) {
+		t->parent_bad++;
+		report_round(t, round, "parent: pages mismatch", 0);
+	}
+	munmap(rc->src, rc->pages * rmb_page);
+	if (rc->l->child_op_errno) {
+		t->child_op_failed++;
+		report_round(t, round, "child: its mremap away and back failed",
+			     rc->l->child_op_errno);
+	}
+	child_outcome(t, rc->l, pid, round);
+}
+
+/* Push the last quarter of the region out (before the fork: the swap
+ * entries are then shared). */
+static void push_quarter(struct tally *t, const struct race *rc)
+{
+	size_t q = rc->pages / 4;
+	char *p = rc->src + (rc->pages - q) * rmb_page;
+
+	if (madvise(p, q * rmb_page, MADV_PAGEOUT) != 0)
+		rmb_die(RMB_EXIT_FAIL, "MADV_PAGEOUT: %s", strerror(errno));
+	if (checked && rmb_swapped_pages(p, q) < (long long)q / 2)
+		t->not_swapped++;
+}
+
+/*
+ * One thp-split round: the parent splits its THPs, which the child maps
+ * too (debugfs split_huge_pages: the split's unmap and remap walk both
+ * mms), while the child mprotect()s (a contended member: anonmm's split
+ * fails), swaps in pages pushed out before the fork, moves a huge page
+ * away and back, forks and exits, or drops a page of each THP.
+ */
+static void round_split(struct tally *t, struct race *rc, long long round)
+{
+	static const int acts[] = { ACT_MPROTECT, ACT_SWAPIN, ACT_MREMAP,
+				    ACT_FORK_EXIT, ACT_DONTNEED };
+	int act = acts[round % 5];
+	uint64_t seed = rc->seed + (uint64_t)round;
+	pid_t pid;
+
+	map_src(rc, seed);
+	if (act == ACT_SWAPIN)
+		push_quarter(t, rc);
+	pid = start_act(rc, seed, act);
+	if (in_guest() && rmb_split_huge_range(rc->src, rc->pages) != 0)
+		rmb_die(RMB_EXIT_FAIL, "writing to /sys/kernel/debug/split_huge_pages: %s "
+			"(thp-split needs debugfs and THP)", strerror(errno));
+	end_act(t, rc, pid, seed, round);
+}
+
+/*
+ * Map the region as base pages (MADV_NOHUGEPAGE while it faults), its
+ * first huge page as a PTE-mapped THP when @ptemapped (faulted huge,
+ * then its pmd split by an mprotect of one page), and make all of it
+ * eligible for collapse again.
+ */
+static void map_src_small(const struct race *rc, uint64_t seed, int ptemapped)
+{
+	size_t len = rc->pages * rmb_page;
+	size_t skip = ptemapped ? HUGE_BYTES : 0;
+	char *p = rc->src;
+
+	if (!rmb_map_anon(p, len))
+		rmb_die(RMB_EXIT_FAIL, "mmap of %zu bytes: %s", len,
+			strerror(errno));
+	if (madvise(p + skip, len - skip, MADV_NOHUGEPAGE) != 0)
+		rmb_die(RMB_EXIT_FAIL, "MADV_NOHUGEPAGE: %s", strerror(errno));
+	rmb_fill(p, rc->pages, seed, 0);
+	if (ptemapped && (mprotect(p, rmb_page, PROT_READ) != 0 ||
+			  mprotect(p, rmb_page, PROT_READ | PROT_WRITE) != 0))
+		rmb_die(RMB_EXIT_FAIL, "mprotect: %s", strerror(errno));
+	if (madvise(p, len, MADV_HUGEPAGE) != 0)
+		rmb_die(RMB_EXIT_FAIL, "MADV_HUGEPAGE: %s", strerror(errno));
+	memset(rc->l, 0, sizeof(*rc->l));
+}
+
+/*
+ * One collapse-fork round: the parent collapses (MADV_COLLAPSE) base
+ * pages it shares with the child, a PTE-mapped THP among them in odd
+ * sixths, some swapped out before the fork in others, while the child
+ * forks and exits, COW-writes every page, or swaps them in.
+ */
+static void round_collapse(struct tally *t, struct race *rc, long long round)
+{
+	static const int acts[] = { ACT_FORK_EXIT, ACT_COW, ACT_SWAPIN };
+	int act = acts[round % 3];
+	uint64_t seed = rc->seed + (uint64_t)round;
+	pid_t pid;
+
+	map_src_small(rc, seed, round / 3 % 2);
+	if (act == ACT_SWAPIN)
+		push_quarter(t, rc);
+	pid = start_act(rc, seed, act);
+	if (madvise(rc->src, rc->pages * rmb_page, MADV_COLLAPSE) != 0)
+		t->collapse_failed++;	/* EAGAIN, EBUSY: not an error */
+	end_act(t, rc, pid, seed, round);
+}
+
+/*
+ * One thp-swap round: memory pressed by a balloon (reclaim swaps the
+ * shared THPs out whole or split, its walk meeting the child) while the
+ * child mprotect()s (a contended member) or swaps its pages back in;
+ * then the parent swaps its own in.
+ */
+static void round_swap(struct tally *t, struct race *rc, long long round)
+{
+	int act = round % 2 ? ACT_SWAPIN : ACT_MPROTECT;
+	uint64_t seed = rc->seed + (uint64_t)round;
+	pid_t pid;
+
+	map_src(rc, seed);
+	pid = start_act(rc, seed, act);
+	if (in_guest())
+		press(rc->pages * rmb_page);
+	touch(rc->src, rc->pages);
+	end_act(t, rc, pid, seed, round);
+}
+
 /* ---- ksm ------------------------------------------------------------ */
 
 #define KSM "/sys/kernel/mm/ksm/"
@@ -509,7 +815,7 @@ static void round_kill(struct tally *t, struct race *rc, long long round)
 /* A KSM knob, in a guest only: a host's KSM is left alone (tests). */
 static void ksm_knob(const char *knob, long long value)
 {
-	if (strcmp(rmb_scheme(), "unknown"))
+	if (in_guest())
 		rmb_ksm_knob(knob, value);
 }
 
@@ -533,7 +839,7 @@ static void ksm_mergeable(char *p, size_t len, int advice)
 /* Wait (at most 10 s) until ksmd has merged half of this process's pages. */
 static int ksm_wait_merged(size_t pages)
 {
-	if (!strcmp(rmb_scheme(), "unknown"))
+	if (!in_guest())
 		return 0;	/* a host: its ksmd is not ours to run */
 	for (int i = 0; i < 1000; i++) {
 		if (rmb_read_number("/proc/self/ksm_merging_pages") >=
@@ -568,8 +874,7 @@ static int __attribute__((noreturn)) ksm_peer(size_t pages, uint64_t seed)
 		rmb_die(RMB_EXIT_FAIL, "peer: mmap: %s", strerror(errno));
 	ksm_fill(p, pages, seed);
 	ksm_mergeable(p, len, MADV_MERGEABLE);
-	answer = 0;
-	if (rmb_write_all(3, &answer, sizeof(answer)) != 0)
+	if (rmb_peer_say(0) != 0)
 		_exit(RMB_EXIT_FAIL);
 	while (read(0, &cmd, 1) == 1) {
 		if (cmd == 'x')
@@ -580,49 +885,21 @@ static int __attribute__((noreturn)) ksm_peer(size_t pages, uint64_t seed)
 				_exit(RMB_EXIT_FAIL);
 			answer = -po.missed;	/* negative: pages missed */
 		}
-		if (rmb_write_all(3, &answer, sizeof(answer)) != 0 ||
-		    cmd == 'q')
+		if (rmb_peer_say(answer) != 0 || cmd == 'q')
 			_exit(0);
 	}
 	_exit(RMB_EXIT_FAIL);
-}
-
-static long long peer_ask(const struct race *rc, char cmd)
-{
-	long long answer;
-
-	if (rmb_write_all(rc->peer_cmd, &cmd, 1) != 0 ||
-	    read(rc->peer_rep, &answer, sizeof(answer)) != sizeof(answer))
-		rmb_die(RMB_EXIT_FAIL, "the ksm peer (pid %d) went away",
-			(int)rc->peer);
-	return answer;
 }
 
 /* Start the peer: this program again, in a bundle of its own. */
 static void ksm_start_peer(struct race *rc)
 {
 	char pages[32], seed[32];
-	int cmd[2], rep[2];
-	long long ready;
+	char *argv[] = { "rmb-race", "mode=ksm-peer", pages, seed, NULL };
 
 	snprintf(pages, sizeof(pages), "pages=%zu", rc->pages);
 	snprintf(seed, sizeof(seed), "seed=%llu", (unsigned long long)rc->seed);
-	if (pipe(cmd) != 0 || pipe(rep) != 0)
-		rmb_die(RMB_EXIT_FAIL, "pipe: %s", strerror(errno));
-	rc->peer = fork_side();
-	if (rc->peer == 0) {
-		if (dup2(cmd[0], 0) < 0 || dup2(rep[1], 3) < 0)
-			_exit(RMB_EXIT_FAIL);
-		execl("/proc/self/exe", "rmb-race", "mode=ksm-peer", pages,
-		      seed, (char *)NULL);
-		_exit(RMB_EXIT_FAIL);
-	}
-	close(cmd[0]);
-	close(rep[1]);
-	rc->peer_cmd = cmd[1];
-	rc->peer_rep = rep[0];
-	if (read(rc->peer_rep, &ready, sizeof(ready)) != sizeof(ready))
-		rmb_die(RMB_EXIT_FAIL, "the ksm peer did not start");
+	rmb_peer_start(&rc->peer, argv);
 }
 
 /*
@@ -647,25 +924,6 @@ static void migrate_region(char *p, size_t pages)
 	free(addr);
 	free(nodes);
 	free(status);
-}
-
-/*
- * Memory pressure from a balloon process: what is available and twice
- * the region, freed as it exits.  MADV_PAGEOUT leaves pages mapped more
- * than once alone, KSM pages too: reclaim's walk pushes them out.
- */
-static void press(size_t len)
-{
-	long long kb = rmb_meminfo_kb("MemAvailable") + (long long)(len >> 9);
-	pid_t pid = fork_side();
-	int status;
-
-	if (pid == 0)
-		rmb_balloon(kb, (size_t)1 << 20, 24576);
-	if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status) ||
-	    WEXITSTATUS(status) != 0)
-		rmb_die(RMB_EXIT_FAIL, "the pressure balloon (%lld kB) ended "
-			"abnormally (status %d)", kb, status);
 }
 
 /* The ksm child: at the go, the round's action on its merged mapping. */
@@ -727,14 +985,13 @@ static char *ksm_parent(struct tally *t, const struct race *rc,
 }
 
 /* One ksm round; adds what went wrong to t. */
-static void round_ksm(struct tally *t, const struct race *rc, long long round)
+static void round_ksm(struct tally *t, struct race *rc, long long round)
 {
 	struct line *l = rc->l;
 	size_t len = rc->pages * rmb_page;
 	long long peer_bad;
 	char *moved;
 	pid_t pid;
-	char go = 'x';
 
 	if (!rmb_map_anon(rc->src, len))
 		rmb_die(RMB_EXIT_FAIL, "mmap of %zu bytes: %s", len,
@@ -749,14 +1006,11 @@ static void round_ksm(struct tally *t, const struct race *rc, long long round)
 		ksm_child(l, rc->src, rc->pages, rc->seed, round);
 	spin_until(&l->ready);
 	atomic_store(&l->go, 1);
-	if (rmb_write_all(rc->peer_cmd, &go, 1) != 0)
-		rmb_die(RMB_EXIT_FAIL, "the ksm peer went away");
+	rmb_peer_send(&rc->peer, 'x');
 	moved = ksm_parent(t, rc, rc->seed, round);
 	munmap(moved, len);		/* src is free for the next */
 	child_outcome(t, l, pid, round);
-	if (read(rc->peer_rep, &peer_bad, sizeof(peer_bad)) !=
-	    sizeof(peer_bad))
-		rmb_die(RMB_EXIT_FAIL, "the ksm peer went away");
+	peer_bad = rmb_peer_answer(&rc->peer);
 	if (peer_bad) {
 		t->peer_bad++;
 		report_round(t, round, "peer: pages mismatch", peer_bad);
@@ -773,18 +1027,18 @@ static void ksm_begin(struct race *rc)
 	ksm_start_peer(rc);
 }
 
-static void ksm_end(struct tally *t, const struct race *rc)
+static void ksm_end(struct tally *t, struct race *rc)
 {
 	long long peer;
-	int status;
 
 	ksm_knob("run", 2);	/* unmerge every KSM page, and stop */
-	if (strcmp(rmb_scheme(), "unknown"))
+	if (in_guest())
 		t->ksm_left = rmb_read_number(KSM "pages_shared");
 	if (t->ksm_left)
 		rmb_error("%lld KSM pages left after unmerging all",
 			  t->ksm_left);
-	peer = peer_ask(rc, 'q');
+	rmb_peer_send(&rc->peer, 'q');
+	peer = rmb_peer_answer(&rc->peer);
 	if (peer > 0)
 		t->peer_bad++;
 	if (peer < 0) {
@@ -792,10 +1046,49 @@ static void ksm_end(struct tally *t, const struct race *rc)
 		rmb_error("peer: %lld pages still present after MADV_PAGEOUT "
 			  "(the walk did not find them)", -peer);
 	}
-	if (waitpid(rc->peer, &status, 0) != rc->peer || !WIFEXITED(status) ||
-	    WEXITSTATUS(status) != 0)
+	if (rmb_peer_reap(&rc->peer) != 0)
 		t->child_died++;
 	ksm_knob("run", 0);
+}
+
+/* The modes: a round each, what its region needs, a start and an end. */
+struct mode {
+	const char *name;
+	void (*round)(struct tally *t, struct race *rc, long long round);
+	int holes;		/* src, dst, dst_off: holes of whole tables */
+	int huge;		/* pages rounded up to whole table spans */
+	int copies;		/* copies of the region memory must hold */
+	void (*begin)(struct race *rc);
+	void (*end)(struct tally *t, struct race *rc);
+};
+
+static const struct mode modes[] = {
+	{ "mremap-swapin", round_swapin, 0, 0, 2, NULL, NULL },
+	{ "mremap-kill", round_kill, 1, 0, 2, NULL, NULL },
+	{ "thp-mremap", round_thp, 1, 1, 2, NULL, NULL },
+	{ "thp-split", round_split, 1, 1, 2, NULL, NULL },
+	{ "collapse-fork", round_collapse, 1, 1, 3, NULL, NULL },
+	{ "thp-swap", round_swap, 1, 1, 2, NULL, NULL },
+	{ "ksm", round_ksm, 1, 0, 3, ksm_begin, ksm_end },
+};
+
+static const struct mode *the_mode(void)
+{
+	for (size_t i = 0; i < sizeof(modes) / sizeof(modes[0]); i++)
+		if (rmb_mode_is(modes[i].name))
+			return &modes[i];
+	rmb_die(RMB_EXIT_USAGE, "mode=%s has no rounds", rmb_arg_str("mode"));
+}
+
+/* The region's holes: src, dst, and dst one page off alignment. */
+static void reserve_holes(struct race *rc, size_t len)
+{
+	rc->src = rmb_hole(len, 0);
+	rc->dst = rmb_hole(len, 0);
+	rc->dst_off = rmb_hole(len, rmb_page);
+	if (!rc->src || !rc->dst || !rc->dst_off)
+		rmb_die(RMB_EXIT_FAIL, "reserving 3 x %zu bytes: %s", len,
+			strerror(errno));
 }
 
 int main(int argc, char **argv)
@@ -803,10 +1096,11 @@ int main(int argc, char **argv)
 	struct rmb_snap a, b, d;
 	struct tally t = { 0 };
 	struct race rc = { 0 };
+	const struct mode *m;
 	struct rmb_json j;
 	size_t pages, len;
 	long long failures;
-	int kill_mode, thp_mode, ksm_mode;
+	char what[64];
 
 	rmb_init("race");
 	rmb_parse_args(params, argc, argv);
@@ -815,19 +1109,16 @@ int main(int argc, char **argv)
 		checked = can_check(pages);
 		ksm_peer(pages, (uint64_t)rmb_arg("seed"));
 	}
-	len = pages * rmb_page;
-	kill_mode = rmb_mode_is("mremap-kill");
-	thp_mode = rmb_mode_is("thp-mremap");
-	ksm_mode = rmb_mode_is("ksm");
-	if (thp_mode) {		/* whole huge pages: a span covers a pmd */
+	m = the_mode();
+	if (m->huge) {		/* whole huge pages: a span covers a pmd */
 		size_t huge = RMB_TABLE_SPAN / rmb_page;
 
 		pages = (pages + huge - 1) / huge * huge;
-		len = pages * rmb_page;
 	}
+	len = pages * rmb_page;
 	ncpus = (int)sysconf(_SC_NPROCESSORS_ONLN);
-	rmb_need_mem_kb((long long)((ksm_mode ? 3 : 2) * len / 1024), 1,
-			ksm_mode ? "the region, three times" : "the region, twice");
+	snprintf(what, sizeof(what), "the region, %d times", m->copies);
+	rmb_need_mem_kb((long long)(m->copies * len / 1024), 1, what);
 	rmb_need_addr_space(3 * (uint64_t)len + 12 * RMB_TABLE_SPAN, "pages");
 	checked = can_check(pages);
 	rc.pages = pages;
@@ -836,34 +1127,21 @@ int main(int argc, char **argv)
 		    MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	if (rc.l == MAP_FAILED)
 		rmb_die(RMB_EXIT_FAIL, "mmap: %s", strerror(errno));
-	if (kill_mode || thp_mode || ksm_mode) {
-		rc.src = rmb_hole(len, 0);
-		rc.dst = rmb_hole(len, 0);
-		rc.dst_off = thp_mode ? rmb_hole(len, rmb_page) : rc.dst;
-		if (!rc.src || !rc.dst || !rc.dst_off)
-			rmb_die(RMB_EXIT_FAIL, "reserving 3 x %zu bytes: %s",
-				len, strerror(errno));
-	}
+	if (m->holes)
+		reserve_holes(&rc, len);
 	pin(0);
 	rmb_snap_take(&a);
-	if (ksm_mode)
-		ksm_begin(&rc);
-	for (long long r = 0; r < rmb_arg("rounds"); r++) {
-		if (kill_mode)
-			round_kill(&t, &rc, r);
-		else if (thp_mode)
-			round_thp(&t, &rc, r);
-		else if (ksm_mode)
-			round_ksm(&t, &rc, r);
-		else
-			round_swapin(&t, &rc, r);
-	}
-	if (ksm_mode)
-		ksm_end(&t, &rc);
+	if (m->begin)
+		m->begin(&rc);
+	for (long long r = 0; r < rmb_arg("rounds"); r++)
+		m->round(&t, &rc, r);
+	if (m->end)
+		m->end(&t, &rc);
 	rmb_snap_take(&b);
 	rmb_snap_delta(&d, &a, &b);
 	failures = t.mremap_failed + t.parent_bad + t.child_bad + t.missed +
-		   t.child_died + t.peer_bad + (t.ksm_left != 0);
+		   t.child_died + t.peer_bad + (t.ksm_left != 0) +
+		   t.child_op_failed;
 
 	rmb_result_begin(&j, "summary");
 	rmb_json_int(&j, "cpus_count", ncpus);
@@ -883,6 +1161,8 @@ int main(int argc, char **argv)
 	rmb_json_int(&j, "not_merged_count", t.not_merged);
 	rmb_json_int(&j, "peer_mismatch_count", t.peer_bad);
 	rmb_json_int(&j, "ksm_left_pages", t.ksm_left);
+	rmb_json_int(&j, "child_op_failed_count", t.child_op_failed);
+	rmb_json_int(&j, "collapse_failed_count", t.collapse_failed);
 	rmb_json_delta(&j, &d);
 	rmb_json_end(&j);
 	return failures ? RMB_EXIT_FAIL : 0;

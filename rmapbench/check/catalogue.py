@@ -246,6 +246,24 @@ RACE_MODE = {
                    "or mprotects half of them, on two CPUs",
                    (("cpus_count", ">=", 2),
                     ("thp_fault_alloc_count", ">", 0))),
+    "thp-split": ("THPs shared by fork split by the parent (debugfs) while "
+                  "the child mprotects (a contended member), swaps in, "
+                  "moves a huge page away and back, forks and exits, or "
+                  "drops a page of each THP, on two CPUs",
+                  (("cpus_count", ">=", 2),
+                   ("thp_fault_alloc_count", ">", 0),
+                   ("thp_split_page_count", ">", 0))),
+    "collapse-fork": ("base pages shared by fork, a PTE-mapped THP and swap "
+                      "entries among them, collapsed by the parent "
+                      "(MADV_COLLAPSE) while the child forks and exits, "
+                      "COW-writes or swaps in, on two CPUs",
+                      (("cpus_count", ">=", 2),
+                       ("thp_collapse_alloc_count", ">", 0))),
+    "thp-swap": ("THPs shared by fork pushed out by a balloon's pressure "
+                 "while the child mprotects (a contended member) or swaps "
+                 "them in, on two CPUs",
+                 (("cpus_count", ">=", 2),
+                  ("thp_fault_alloc_count", ">", 0))),
     "ksm": ("pages merged by ksmd, shared with an unrelated process, moved, "
             "pressed out, migrated while a forked child swaps, COW-writes or "
             "unmerges them, on two CPUs; then everything unmerged",
@@ -253,7 +271,9 @@ RACE_MODE = {
              ("ksm_rmap_walk_count", ">", 0))),
 }
 # the profile features a race mode needs (Test.needs)
-RACE_NEEDS = {"thp-mremap": ("thp",), "ksm": ("ksm",)}
+RACE_NEEDS = {"thp-mremap": ("thp",), "thp-split": ("thp",),
+              "collapse-fork": ("thp",), "thp-swap": ("thp",),
+              "ksm": ("ksm",)}
 
 # 16 MB: four page tables on i386, eight on x86_64; 19 rounds: two kills
 # at each tenth of a move from 10% to 90%
@@ -261,6 +281,12 @@ RACE_KILL_ARGS = "pages=4096 rounds=19"
 # two 4 MB spans of THPs; 36 rounds: each of the child's three actions
 # against both kinds of move, six times
 RACE_THP_ARGS = "pages=2048 rounds=36"
+# two 4 MB spans; thp-split: each of the child's five actions six times;
+# collapse-fork: each of three actions with and without a PTE-mapped THP,
+# three times; thp-swap: each of two actions six times (a balloon a round)
+RACE_THP_MODE_ARGS = {"thp-split": "pages=2048 rounds=30",
+                      "collapse-fork": "pages=2048 rounds=18",
+                      "thp-swap": "pages=2048 rounds=12"}
 # 18 rounds: each of the child's three actions against each of the
 # parent's three, twice
 RACE_KSM_ARGS = "pages=512 rounds=18"
@@ -512,6 +538,8 @@ def smp_tests(group: str, vcpus: int) -> list[Test]:
                       vcpus=vcpus),
             race_test("mremap-kill", group, RACE_KILL_ARGS, vcpus=vcpus),
             race_test("thp-mremap", group, RACE_THP_ARGS, vcpus=vcpus),
+            *(race_test(mode, group, args, vcpus=vcpus)
+              for mode, args in RACE_THP_MODE_ARGS.items()),
             race_test("ksm", group, RACE_KSM_ARGS, vcpus=vcpus),
             migrate_test(group, "workers=8 pages=512 rounds=12", vcpus=vcpus),
             hwpoison_test("hwpoison-contend", group, vcpus=vcpus),

@@ -52,6 +52,26 @@ def test_race_kill_rounds_run_on_a_host(out):
     assert rec["killed_inside_count"] + rec["killed_after_count"] <= 3
 
 
+@pytest.mark.parametrize("mode", ["thp-split", "collapse-fork", "thp-swap"])
+def test_race_thp_modes_run_on_a_host(out, mode):
+    """The THP modes' rounds run on a host without splitting its THPs or
+    pressing its memory (those need a guest): the child's action, the
+    parent's side and the checks, every round passing."""
+    rec = one_result(out, "rmb-race", f"mode={mode}", "pages=1024",
+                     "rounds=6")
+    assert rec["mode"] == mode and rec["rounds_count"] == 6
+    assert rec["failed_rounds_count"] == 0
+    assert rec["child_op_failed_count"] == 0
+
+
+def test_race_ksm_peer_answers_on_a_host(out):
+    """ksm: the peer (rmb-race exec'd again) starts, answers each round
+    and the end, and exits; the host's ksmd is left alone."""
+    rec = one_result(out, "rmb-race", "mode=ksm", "pages=64", "rounds=2")
+    assert rec["rounds_count"] == 2 and rec["peer_mismatch_count"] == 0
+    assert rec["child_died_count"] == 0 and rec["failed_rounds_count"] == 0
+
+
 def test_idle_reports_counts_that_held_still(out):
     rec = one_result(out, "rmb-idle", "still_ms=200", "poll_ms=20")
     assert rec["record"] == "idle" and rec["still"] == 1
