@@ -13,6 +13,12 @@
  *               next and exits; D up to 100000.  "generation" lines at
  *               generations 1, 2, 5, 10, 20, 50, ... and the last.
  * mode=rate     N rounds of fork + child verifies and exits + wait.
+ * mode=thp      the same rounds from a parent whose only anon memory is
+ *               huge MB, table-span aligned and filled (THP-backed where
+ *               THP is on: fork copies a pmd per 2 MB, exit zaps it);
+ *               with cow=1 each child writes one page of every 2 MB (a
+ *               huge COW: its pmd split, one 4 kB page copied).  Timed:
+ *               the fork() call, and the whole round.
  */
 #define _GNU_SOURCE
 #include "lib/rmb.h"
@@ -29,16 +35,20 @@
 #include <unistd.h>
 
 static struct rmb_param params[] = {
-	{ .key = "mode", .choices = "breadth|depth|chain|rate",
+	{ .key = "mode", .choices = "breadth|depth|chain|rate|thp",
 	  .sdef = "breadth",
 	  .help = "breadth: N live children; depth: chain of D generations; "
 		  "chain: D generations, each parent exiting; rate: "
-		  "fork+exit+wait loop" },
+		  "fork+exit+wait loop; thp: the loop from THP-backed memory" },
 	{ .key = "V", .modes = "breadth|rate", .def = 1000, .min = 1,
 	  .max = 1 << 22, .help = "single-page VMAs in the parent" },
-	{ .key = "N", .modes = "breadth|rate", .def = 100, .min = 1,
+	{ .key = "N", .modes = "breadth|rate|thp", .def = 100, .min = 1,
 	  .max = 1000000, .mode_max = "breadth:4096",
-	  .help = "children (breadth) or rounds (rate)" },
+	  .help = "children (breadth) or rounds (rate, thp)" },
+	{ .key = "huge", .modes = "thp", .def = 64, .min = 4, .max = 4096,
+	  .help = "MB of the parent's memory, in whole 4 MB spans" },
+	{ .key = "cow", .modes = "thp", .def = 0, .min = 0, .max = 1,
+	  .help = "1: each child writes one page of every 2 MB" },
 	{ .key = "kind", .choices = "split|gap", .sdef = "split",
 	  .modes = "breadth|rate", .help = "VMA kind, as in rmb-vma" },
 	{ .key = "D", .modes = "depth|chain", .def = 16, .min = 1,
@@ -709,6 +719,125 @@ static int run_rate(void)
 	return failed;
 }
 
+/* ---- mode=thp -------------------------------------------------------- */
+
+#define HUGE_PAGES(p) ((size_t)RMB_TABLE_SPAN / 2 / (p))
+
+/* The parent's memory: whole table spans, aligned, filled. */
+static char *thp_region(size_t pages)
+{
+	size_t len = pages * rmb_page;
+	char *p = rmb_hole(len, 0);
+
+	rmb_need_mem_kb((long long)(len / 1024), 0, "huge MB");
+	if (!p || !rmb_map_anon(p, len))
+		rmb_die(RMB_EXIT_FAIL, "huge=%lld: mapping %zu bytes: %s",
+			rmb_arg("huge"), len, strerror(errno));
+	rmb_fill(p, pages, (uint64_t)rmb_arg("seed"), 0);
+	return p;
+}
+
+/* Child: verify (quick), write a page of every 2 MB with cow, exit with
+ * the mismatching pages, capped at 100. */
+static void __attribute__((noreturn))
+thp_child(char *p, size_t pages, int cow)
+{
+	size_t bad = rmb_verify(p, pages, (uint64_t)rmb_arg("seed"), 0, 1);
+
+	if (cow)
+		for (size_t i = 0; i < pages; i += HUGE_PAGES(rmb_page))
+			*(volatile char *)(p + i * rmb_page) = p[i * rmb_page];
+	_exit(bad > 100 ? 100 : (int)bad);
+}
+
+struct thp_run {
+	uint64_t *fork_ns, *round_ns;
+	long n;
+	long long bad;
+	long long huge_kb;	/* AnonHugePages once the region is filled */
+};
+
+static int thp_rounds(struct thp_run *r, char *p, size_t pages, long want)
+{
+	int cow = (int)rmb_arg("cow");
+
+	for (r->n = 0; r->n < want; r->n++) {
+		uint64_t t0 = rmb_now_ns();
+		pid_t pid = rmb_fork();
+		int st;
+
+		if (pid == 0)
+			thp_child(p, pages, cow);
+		if (pid < 0)
+			return -1;
+		r->fork_ns[r->n] = rmb_now_ns() - t0;
+		while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+			;
+		if (!WIFEXITED(st))
+			return -1;
+		r->bad += WEXITSTATUS(st);
+		r->round_ns[r->n] = rmb_now_ns() - t0;
+	}
+	return 0;
+}
+
+static void thp_report(struct thp_run *r, size_t pages, uint64_t ns,
+		       const struct rmb_snap *d)
+{
+	struct rmb_stats fork_st, round_st;
+	struct rmb_json j;
+
+	rmb_stats(r->fork_ns, (size_t)r->n, &fork_st);
+	rmb_stats(r->round_ns, (size_t)r->n, &round_st);
+	rmb_result_begin(&j, "summary");
+	rmb_json_int(&j, "rounds_count", r->n);
+	rmb_json_int(&j, "region_pages", (long long)pages);
+	rmb_json_int(&j, "region_thp_kb", r->huge_kb);
+	rmb_json_dbl(&j, "split_pmd_per_round_count", r->n ?
+		     (double)d->ctr[RMB_C_THP_SPLIT_PMD] / (double)r->n : 0);
+	rmb_json_int(&j, "elapsed_ns", (long long)ns);
+	rmb_json_dbl(&j, "forks_per_s", ns ? (double)r->n * 1e9 / (double)ns
+						: 0);
+	rmb_json_stats(&j, "fork", &fork_st);
+	rmb_json_stats(&j, "round", &round_st);
+	rmb_json_int(&j, "verified_pages", (long long)pages * r->n);
+	rmb_json_int(&j, "verify_mismatch_pages", r->bad);
+	rmb_json_delta(&j, d);
+	rmb_json_per(&j, d, "round", (double)r->n);
+	rmb_json_end(&j);
+}
+
+static int run_thp(void)
+{
+	size_t pages = (size_t)(rmb_arg("huge") / 4 * 4) << 20;
+	long n = (long)rmb_arg("N");
+	struct thp_run r = { 0 };
+	struct rmb_snap a, b, d;
+	uint64_t start;
+	char *p;
+	int failed;
+
+	pages /= rmb_page;
+	p = thp_region(pages);
+	r.huge_kb = rmb_meminfo_kb("AnonHugePages");
+	r.fork_ns = calloc((size_t)n, sizeof(*r.fork_ns));
+	r.round_ns = calloc((size_t)n, sizeof(*r.round_ns));
+	if (!r.fork_ns || !r.round_ns)
+		rmb_die(RMB_EXIT_FAIL, "N=%ld: out of memory", n);
+	rmb_snap_take(&a);
+	start = rmb_now_ns();
+	failed = thp_rounds(&r, p, pages, n) != 0;
+	start = rmb_now_ns() - start;
+	rmb_snap_take(&b);
+	rmb_snap_delta(&d, &a, &b);
+	thp_report(&r, pages, start, &d);
+	if (failed)
+		rmb_error("round %ld of %ld failed: %s", r.n + 1, n,
+			  strerror(errno));
+	return rmb_check_mismatch(r.bad, (long long)pages * r.n,
+				  "the children") || failed;
+}
+
 int main(int argc, char **argv)
 {
 	rmb_init("fork");
@@ -717,5 +846,7 @@ int main(int argc, char **argv)
 		return run_breadth();
 	if (rmb_mode_is("chain"))
 		return run_chain();
+	if (rmb_mode_is("thp"))
+		return run_thp();
 	return rmb_mode_is("depth") ? run_depth() : run_rate();
 }

@@ -4,7 +4,10 @@ pages then forking the next (depth: anon_vma_chain growth), the same
 chain with every parent exiting once it forked (chain: the 2012-2015
 anon_vma growth reproducer, up to 100000 generations: rmap slab alive
 per live process, orphan pages re-pointed, fork latency), fork+exit
-rounds (rate).  bench/rmb-fork.c.
+rounds (rate), and those rounds from a parent whose memory is THPs (thp:
+fork copies one pmd per 2 MB on both stacks; with cow=1 each child
+writes a page of every 2 MB, a huge COW that splits its pmd).
+bench/rmb-fork.c.
 """
 
 from pathlib import Path
@@ -154,7 +157,21 @@ WORKLOAD = Workload(
              main=("fork-chain",), regime="fork"),
         Mode("rate", (
             metric("forks_per_s", "fork+exit rate", "forks/s", HIGHER),),
-            main=("fork-rate",), regime="fork")),
+            main=("fork-rate",), regime="fork"),
+        Mode("thp", (
+            metric("fork_median_ns", "fork() of THP-backed memory, median",
+                   "ns"),
+            metric("round_median_ns", "fork + child check (and huge COW) + "
+                   "exit, median", "ns"),
+            metric("forks_per_s", "rounds per second", "forks/s", HIGHER),
+            metric("split_pmd_per_round_count", "pmds split per round (the "
+                   "children's huge COWs)", "splits", NEUTRAL, exact=True),
+            metric("region_thp_kb", "THP-backed memory after the fill "
+                   "(AnonHugePages)", "kB", NEUTRAL, exact=True),
+            metric("verify_mismatch_pages", "pages wrong in the children",
+                   "pages", exact=True)),
+            main=("fork-thp",), regime="fork", main_params=(("cow", 0),),
+            needs=("thp",))),
     experiments=(
         # on zram, as fork-rate and fork-rate-smp: none swaps out, and
         # with no disk their icount boots repeat exactly
@@ -199,7 +216,16 @@ WORKLOAD = Workload(
             full={"clocks": (ICOUNT_RR, HOST), "variants": FORK_ORDERS},
             text="fork + child check + exit on 2 vCPUs: the child runs "
                  "and exits on the other CPU while the parent forks the "
-                 "next"))),
+                 "next")),
+        # icount, on zram: fork and exit of THP-backed memory are CPU
+        # work; not packed, since a packed boot's earlier points leave
+        # memory too fragmented for whole THPs
+        on_zram(Experiment(
+            "fork-thp", "fork", "thp", ("x86_64",),
+            sweep={"cow": [0, 1]}, fixed={"huge": 64, "N": 100},
+            clocks=(ICOUNT,), needs=("thp",),
+            text="fork + child check + exit from 64 MB of THPs, the child "
+                 "reading them, or writing a page of every 2 MB (cow=1)"))),
     figures=(Figure("fork-breadth", ("fork-breadth",), plot_fork_breadth),
              Figure("fork-chain", ("fork-chain",), plot_fork_chain),
              Figure("fork-rate", ("fork-rate",), plot_fork_rate)),

@@ -188,6 +188,9 @@ CASES = {
     "fork-rate": ("rmb-fork", ["mode=rate", "N=20", "V=50"],
                   ("rounds_count", "forks_per_s", "elapsed_ns",
                    *stats("round"))),
+    "fork-thp": ("rmb-fork", ["mode=thp", "huge=8", "N=5", "cow=1"],
+                 ("rounds_count", "fork_median_ns", "round_median_ns",
+                  "split_pmd_per_round_count", "region_thp_kb")),
     "mremap-unshared": ("rmb-mremap", ["R_mb=8", "moves=6"],
                         ("region_pages", *stats("move"), "moves_total_ns",
                          "move_per_page_ns", *DELTA)),
@@ -422,6 +425,9 @@ BAD = [
     ("rmb-fork", ["mode=chain", "D=100001"]),
     ("rmb-fork", ["mode=chain", "pages=16", "touch=17"]),
     ("rmb-fork", ["mode=chain", "pageout=2"]),
+    ("rmb-fork", ["mode=thp", "huge=2"]),     # whole 4 MB spans
+    ("rmb-fork", ["mode=thp", "cow=2"]),
+    ("rmb-fork", ["mode=rate", "huge=8"]),    # thp only
     ("rmb-fork", ["mode=depth", "touch=4"]),  # chain only
     ("rmb-mremap", ["R_mb=0"]),
     ("rmb-mremap", ["R_mb=99999999"]),
