@@ -17,6 +17,11 @@
  *                the counters cover the children's moves too).
  * mode=swapped   swap_pct % of the region is pushed out first
  *                (MADV_PAGEOUT, else a balloon process when there is swap).
+ *
+ * Where THP is on, the region (A is 4 MB aligned) faults as THPs;
+ * ptemap=1 then makes each a PTE-mapped THP before anything else (its
+ * second 1 MB mprotect()ed read-only and back: the pmd is split, the
+ * folio stays whole), and region_thp_kb says how much THPs back.
  */
 #define _GNU_SOURCE
 #include "lib/rmb.h"
@@ -48,6 +53,9 @@ static struct rmb_param params[] = {
 	{ .key = "swap_pct", .modes = "swapped", .def = 50, .min = 1,
 	  .max = 100, .help = "part of the region (from its start) pushed out "
 		  "before moving" },
+	{ .key = "ptemap", .modes = "unshared|shared", .def = 0, .min = 0,
+	  .max = 1, .help = "1: every THP of the region PTE-mapped (its pmd "
+	  "split by an mprotect of its second half) before the moves" },
 	{ .key = "aligned", .def = 1, .min = 0, .max = 1,
 	  .help = "1: A and B on 4 MB boundaries (whole page tables may "
 		  "move); 0: B one page off (every pte moves)" },
@@ -71,6 +79,7 @@ struct run {
 	long long checked, bad;
 	const char *pageout;
 	long long pageout_pswpout, swapped, nonresident, verify_pswpin;
+	long long huge_kb;	/* AnonHugePages once set up */
 	int children, got, abnormal;
 };
 
@@ -236,6 +245,7 @@ static void report(const struct run *r)
 	rmb_result_begin(&j, "summary");
 	rmb_json_int(&j, "region_pages", (long long)r->l.pages);
 	rmb_json_int(&j, "children_count", r->children);
+	rmb_json_int(&j, "region_thp_kb", r->huge_kb);
 	rmb_json_stats(&j, "move", &st);
 	rmb_json_int(&j, "moves_total_ns", (long long)r->moves_ns);
 	/* the median move, as the headline: on the icount clock the moves
@@ -265,6 +275,19 @@ static void check_alone(struct run *r)
 	r->verify_pswpin = in0 >= 0 ? rmb_vmstat("pswpin") - in0 : 0;
 }
 
+/* Split the pmd of every 2 MB of [p, p + len) (p 2 MB aligned), leaving
+ * each THP whole but PTE-mapped: mprotect() of its second half. */
+static void split_pmds(char *p, size_t len)
+{
+	size_t huge = RMB_TABLE_SPAN / 2;
+
+	for (size_t off = 0; off + huge <= len; off += huge)
+		if (mprotect(p + off + huge / 2, huge / 2, PROT_READ) != 0 ||
+		    mprotect(p + off + huge / 2, huge / 2,
+			     PROT_READ | PROT_WRITE) != 0)
+			rmb_die(RMB_EXIT_FAIL, "mprotect: %s", strerror(errno));
+}
+
 static void setup(struct run *r)
 {
 	size_t len = (size_t)rmb_arg("R_mb") << 20;
@@ -277,6 +300,10 @@ static void setup(struct run *r)
 		rmb_die(RMB_EXIT_FAIL, "moves=%ld: out of memory", r->moves);
 	layout_make(&r->l, len, (int)rmb_arg("aligned"));
 	rmb_fill(r->l.a, r->l.pages, r->seed, 0);
+	if (rmb_mode_is("unshared") || rmb_mode_is("shared"))
+		if (rmb_arg("ptemap"))
+			split_pmds(r->l.a, len);
+	r->huge_kb = rmb_meminfo_kb("AnonHugePages");
 	if (rmb_mode_is("shared"))
 		fork_sharers(r, (int)rmb_arg("K"));
 	if (rmb_mode_is("swapped"))

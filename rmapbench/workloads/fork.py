@@ -170,8 +170,8 @@ WORKLOAD = Workload(
                    "(AnonHugePages)", "kB", NEUTRAL, exact=True),
             metric("verify_mismatch_pages", "pages wrong in the children",
                    "pages", exact=True)),
-            main=("fork-thp",), regime="fork", main_params=(("cow", 0),),
-            needs=("thp",))),
+             main=("fork-thp",), regime="fork", main_params=(("cow", 0),),
+             needs=("thp",))),
     experiments=(
         # on zram, as fork-rate and fork-rate-smp: none swaps out, and
         # with no disk their icount boots repeat exactly

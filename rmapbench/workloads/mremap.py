@@ -9,8 +9,8 @@ from .. import figures as fg
 from .. import testbed
 from ..settings import on_zram
 from ..testbed import HOST, ICOUNT
-from .base import (Experiment, Figure, Metric, Mode, SizeSearch, Workload,
-                   metric)
+from .base import (NEUTRAL, Experiment, Figure, Metric, Mode, SizeSearch,
+                   Workload, metric)
 
 ALL = testbed.arch_names()
 
@@ -23,7 +23,11 @@ def move_metrics() -> tuple[Metric, ...]:
             metric("anon_swapin_copy_pages", "pages copied at swap-in",
                    "pages"),
             metric("memfree_consumed_kb", "memory consumed by the moves",
-                   "kB", exact=True))
+                   "kB", exact=True),
+            metric("thp_split_pmd_count", "pmds split by the moves",
+                   "splits", NEUTRAL, exact=True),
+            metric("region_thp_kb", "THP-backed memory before the moves "
+                   "(AnonHugePages)", "kB", NEUTRAL, exact=True))
 
 
 MREMAP_MODES = ("unshared", "shared", "swapped")
@@ -107,7 +111,20 @@ WORKLOAD = Workload(
             "mremap-swapped", "mremap", "swapped", ALL,
             fixed={"R_mb": 32, "moves": 10},
             mem_mb={"i386": [256], "x86_64": [256]}, clocks=(ICOUNT,),
-            text="moving an anon region partly swapped out"))),
+            text="moving an anon region partly swapped out")),
+        # THP-backed: the pmds move whole where both ends are aligned
+        # (anonmm writes one index per 2 MB), every pmd is split where
+        # they are not; PTE-mapped THPs (ptemap=1) move pte by pte on
+        # both, anonmm re-indexing each exclusive folio once.  Not
+        # packed: a packed boot's earlier points leave memory too
+        # fragmented for whole THPs (region_thp_kb shows it)
+        on_zram(Experiment(
+            "mremap-thp", "mremap", "unshared", ("x86_64",),
+            sweep={"aligned": [1, 0], "ptemap": [0, 1]},
+            fixed={"R_mb": 32, "moves": 10}, clocks=(ICOUNT,),
+            needs=("thp",),
+            text="moving 32 MB of THPs: to an aligned address or one page "
+                 "off, PMD-mapped or PTE-mapped"))),
     # The price of anonmm's moves in memory: it copies every page
     # another mm maps when it moves it, so the family needs a larger
     # guest on anonmm.  A probe short of memory thrashes (reclaim cannot

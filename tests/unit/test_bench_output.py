@@ -194,6 +194,8 @@ CASES = {
     "mremap-unshared": ("rmb-mremap", ["R_mb=8", "moves=6"],
                         ("region_pages", *stats("move"), "moves_total_ns",
                          "move_per_page_ns", *DELTA)),
+    "mremap-ptemap": ("rmb-mremap", ["R_mb=8", "moves=3", "ptemap=1"],
+                      ("region_pages", "region_thp_kb", *stats("move"))),
     "mremap-unaligned": ("rmb-mremap", ["R_mb=8", "moves=3", "aligned=0"],
                          ("region_pages", *stats("move"), *DELTA)),
     "mremap-shared": ("rmb-mremap", ["mode=shared", "R_mb=8", "K=2",
@@ -426,6 +428,7 @@ BAD = [
     ("rmb-fork", ["mode=chain", "pages=16", "touch=17"]),
     ("rmb-fork", ["mode=chain", "pageout=2"]),
     ("rmb-fork", ["mode=thp", "huge=2"]),     # whole 4 MB spans
+    ("rmb-mremap", ["mode=swapped", "ptemap=1"]),  # unshared|shared
     ("rmb-fork", ["mode=thp", "cow=2"]),
     ("rmb-fork", ["mode=rate", "huge=8"]),    # thp only
     ("rmb-fork", ["mode=depth", "touch=4"]),  # chain only
