@@ -60,10 +60,13 @@
  *
  * collapse-fork: the parent MADV_COLLAPSEs base pages it shares with the
  *   child (faulted with MADV_NOHUGEPAGE; in odd sixths of the rounds the
- *   first huge page a PTE-mapped THP), while the child forks children
- *   that read and exit, COW-writes every page, or swaps in the quarter
- *   pushed out before the fork (round % 3).  A collapse may fail (busy
- *   pages: collapse_failed_count); the suite wants thp_collapse_alloc.
+ *   first huge page a PTE-mapped THP; the first page of each 2 MB written
+ *   again after the fork, since 6.1 collapses no range without a
+ *   writable pte), while the child forks children that read and exit,
+ *   COW-writes every page, or swaps in the quarter pushed out before the
+ *   fork (round % 3).  A collapse may fail (busy pages, EAGAIN:
+ *   collapse_failed_count, collapse_errno the last errno); the suite
+ *   wants thp_collapse_alloc.
  *
  * thp-swap: THPs shared by fork; a balloon presses memory (reclaim swaps
  *   the THPs out whole or split, its walk meeting the child) while the
@@ -143,7 +146,7 @@ struct tally {
 	long long not_swapped, child_died, moved_pages;
 	long long killed_inside, killed_after;
 	long long not_merged, peer_bad, ksm_left;
-	long long child_op_failed, collapse_failed;
+	long long child_op_failed, collapse_failed, collapse_errno;
 };
 
 /* What a round of a mode needs besides its tally and its number. */
@@ -782,8 +785,15 @@ static void round_collapse(struct tally *t, struct race *rc, long long round)
 	if (act == ACT_SWAPIN)
 		push_quarter(t, rc);
 	pid = start_act(rc, seed, act);
-	if (madvise(rc->src, rc->pages * rmb_page, MADV_COLLAPSE) != 0)
+	/* 6.1 collapses no range without one writable pte (SCAN_PAGE_RO):
+	 * the first page of each 2 MB is COW-written before */
+	for (size_t i = 0; i < rc->pages; i += HUGE_BYTES / rmb_page)
+		*(volatile char *)(rc->src + i * rmb_page) =
+			rc->src[i * rmb_page];
+	if (madvise(rc->src, rc->pages * rmb_page, MADV_COLLAPSE) != 0) {
 		t->collapse_failed++;	/* EAGAIN, EBUSY: not an error */
+		t->collapse_errno = errno;
+	}
 	end_act(t, rc, pid, seed, round);
 }
 
@@ -1163,6 +1173,7 @@ int main(int argc, char **argv)
 	rmb_json_int(&j, "ksm_left_pages", t.ksm_left);
 	rmb_json_int(&j, "child_op_failed_count", t.child_op_failed);
 	rmb_json_int(&j, "collapse_failed_count", t.collapse_failed);
+	rmb_json_int(&j, "collapse_errno", t.collapse_errno);
 	rmb_json_delta(&j, &d);
 	rmb_json_end(&j);
 	return failures ? RMB_EXIT_FAIL : 0;

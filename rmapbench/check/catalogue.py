@@ -364,16 +364,25 @@ def memcg_test(group: str) -> Test:
 
 
 def zram_tests(group: str) -> list[Test]:
-    """The torture and the swap-in race swapping to zram: a synchronous
+    """The torture and the swap races swapping to zram: a synchronous
     swap device, whose swap-in of a page mapped once skips the swap cache
-    (SWP_SYNCHRONOUS_IO), a path the disk never takes."""
+    (SWP_SYNCHRONOUS_IO), and a non-rotational one, where THPs are
+    swapped out whole: paths the disk never takes."""
     t = torture_test("all", group, "pages=512 N=4", name="torture-zram")
     r = race_test("mremap-swapin", group, "pages=256 rounds=600")
+    h = race_test("thp-swap", group, RACE_THP_MODE_ARGS["thp-swap"])
     return [Test(t.name, t.kind, t.group, t.command,
                  "every scenario on 2 vCPUs, swapping to zram",
                  expect=t.expect, swap=True),
             Test(f"{r.name}-zram", r.kind, r.group, r.command,
-                 f"{r.what}, swapping to zram", expect=r.expect, swap=True)]
+                 f"{r.what}, swapping to zram", expect=r.expect, swap=True),
+            # zram is not rotational: swap clusters, so a THP goes out
+            # whole (THP_SWAP), which a disk's swap (no clusters) never
+            # does: thp_swpout must count
+            Test(f"{h.name}-zram", h.kind, h.group, h.command,
+                 f"{h.what}, swapping to zram (THPs swapped out whole)",
+                 expect=h.expect + (("thp_swpout_count", ">", 0),),
+                 swap=True, needs=h.needs)]
 
 
 # rmb-swap's family at the points where a kernel hung in reclaim

@@ -44,11 +44,16 @@ def test_a_rule_of_one_workload_spares_another_of_the_same_mode():
     assert testbed.expectations("anonmm", "forkcopy", "all", 0) == []
 
 
-def test_anon_vma_copies_at_swap_in_only_under_ksm():
-    """A swap entry KSM left shared by unrelated processes is the one
-    anon_vma copies at swap-in: the ksm race is spared the zero."""
+def test_anon_vma_copies_at_swap_in_only_under_ksm_or_whole_thp_swap():
+    """A swap entry KSM left shared by unrelated processes, and a tail
+    page of a THP swapped out whole (6.1 compares its ->index), are what
+    anon_vma copies at swap-in: those races are spared the zero."""
     zero = ("anon_swapin_copy_pages", "==", 0)
     assert zero in testbed.expectations("anon_vma", "race", "mremap-swapin",
                                         None)
-    ksm = testbed.expectations("anon_vma", "race", "ksm", None)
-    assert zero not in ksm and ("mremap_anon_copy_pages", "==", 0) in ksm
+    assert zero in testbed.expectations("anon_vma", "race", "thp-split",
+                                        None)
+    for mode in ("ksm", "thp-swap"):
+        spared = testbed.expectations("anon_vma", "race", mode, None)
+        assert zero not in spared
+        assert ("mremap_anon_copy_pages", "==", 0) in spared
