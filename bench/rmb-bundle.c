@@ -27,6 +27,8 @@
  * entries first).  Without swap or without /proc/rmapbench (a host)
  * there is no balloon.  contend=1 adds, in each data owner, a thread
  * taking its mmap_lock for write in a loop while reclaim runs.
+ * aligned=1 starts each owner's data on a 4 MB boundary: where THP is
+ * on, THPs back every whole 2 MB of them.
  */
 #define _GNU_SOURCE
 #include "lib/rmb.h"
@@ -67,6 +69,9 @@ static struct rmb_param params[] = {
 	  .help = "1: each data owner runs a sibling thread that maps and "
 		  "unmaps a page in a loop (mmap_lock taken for write) while "
 		  "reclaim runs, so walks that try-lock the mm find it taken" },
+	{ .key = "aligned", .def = 0, .min = 0, .max = 1,
+	  .help = "1: each owner's data start on a 4 MB boundary (THPs back "
+		  "every whole 2 MB of it where THP is on)" },
 	{ .key = "seed", .def = 1, .min = 0, .max = 2147483647,
 	  .help = "seed of the page patterns" },
 	{ .key = NULL },
@@ -206,7 +211,11 @@ static void wait_closed(int fd)
 
 static char *map_data(size_t pages)
 {
-	char *m = rmb_map_anon(NULL, pages * rmb_page);
+	size_t len = pages * rmb_page;
+	char *m = rmb_arg("aligned") ? rmb_hole(len, 0) : NULL;
+
+	if (!rmb_arg("aligned") || m)
+		m = rmb_map_anon(m, len);
 
 	if (!m)
 		rmb_die(RMB_EXIT_FAIL, "mmap of %zu data pages: %s", pages,

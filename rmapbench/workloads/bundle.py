@@ -201,6 +201,24 @@ def setting_experiments() -> tuple[Experiment, ...]:
         disk_context(),)
 
 
+THP = "bundle-thp"
+
+
+def thp_experiment() -> Experiment:
+    """Private data in whole THPs (each worker's 4 MB aligned: 64 MB in 8
+    or 32 shares) under reclaim, swapping to zram, where a THP goes out
+    whole: one walk per 2 MB folio on both stacks, each a visit of the
+    owner's bundle on anonmm.  The distro profile's THP alone."""
+    return with_setting(Experiment(
+        THP, "bundle", "private", ("x86_64",),
+        sweep={"W": [8, 32]}, fixed={"mb": 64, "aligned": 1},
+        mem_mb={"x86_64": [256]}, timeout_s=600.0, clocks=(ICOUNT,),
+        max_reps=3, needs=("thp",),
+        text="a master and W workers under reclaim, each worker's share "
+             "of 64 MB in whole THPs (4 MB aligned)"),
+        "zram", name=THP)
+
+
 TEXT = {"private": "each page mapped by one worker",
         "pair": "each page mapped by a worker and its helper",
         "shared": "each page mapped by every worker"}
@@ -210,7 +228,7 @@ def bundle_records(records: list[dict]) -> list[dict]:
     """Every measured bundle summary, of the comparison's experiments
     and of 'harness.py run' sweeps alike."""
     return [r for r in records if r.get("workload") == "bundle"
-            and r.get("experiment") != CONTEND
+            and r.get("experiment") not in (CONTEND, THP)
             and not is_failed(r)
             and r.get("record", "summary") == "summary"]
 
@@ -276,7 +294,7 @@ WORKLOAD = Workload(
                      regime="reclaim")
                 for p in PATTERNS),
     experiments=tuple(experiment(p) for p in PATTERNS) +
-    (contend_experiment(),) + setting_experiments(),
+    (contend_experiment(), thp_experiment()) + setting_experiments(),
     crossovers=tuple(Crossover(f"bundle-{p}", "W", "walk_mean_ns",
                                5.0, f"the width W at which anonmm's rmap "
                                f"walk of {p} data takes more than 5% "
