@@ -686,7 +686,7 @@ static pid_t start_act(const struct race *rc, uint64_t seed, int act)
 }
 
 /* The parent's side is done: verify its pages, drop them, and collect
- * the child's outcome. */
+ * the child's outcome (its own failed mremap, once it has exited). */
 static void end_act(struct tally *t, const struct race *rc, pid_t pid,
 		    uint64_t seed, long long round)
 {
@@ -696,12 +696,12 @@ static void end_act(struct tally *t, const struct race *rc, pid_t pid,
 		report_round(t, round, "parent: pages mismatch", 0);
 	}
 	munmap(rc->src, rc->pages * rmb_page);
+	child_outcome(t, rc->l, pid, round);	/* waits for the child */
 	if (rc->l->child_op_errno) {
 		t->child_op_failed++;
 		report_round(t, round, "child: its mremap away and back failed",
 			     rc->l->child_op_errno);
 	}
-	child_outcome(t, rc->l, pid, round);
 }
 
 /* Push the last quarter of the region out (before the fork: the swap
