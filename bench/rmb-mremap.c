@@ -21,7 +21,8 @@
  * Where THP is on, the region (A is 4 MB aligned) faults as THPs;
  * ptemap=1 then makes each a PTE-mapped THP before anything else (its
  * second 1 MB mprotect()ed read-only and back: the pmd is split, the
- * folio stays whole), and region_thp_kb says how much THPs back.
+ * folio stays whole); region_thp_kb says how much THPs back once the
+ * region is filled, ptemapped_count how many pmds ptemap=1 split.
  */
 #define _GNU_SOURCE
 #include "lib/rmb.h"
@@ -79,7 +80,8 @@ struct run {
 	long long checked, bad;
 	const char *pageout;
 	long long pageout_pswpout, swapped, nonresident, verify_pswpin;
-	long long huge_kb;	/* AnonHugePages once set up */
+	long long huge_kb;	/* AnonHugePages once filled */
+	long long ptemapped;	/* pmds ptemap=1 split */
 	int children, got, abnormal;
 };
 
@@ -246,6 +248,7 @@ static void report(const struct run *r)
 	rmb_json_int(&j, "region_pages", (long long)r->l.pages);
 	rmb_json_int(&j, "children_count", r->children);
 	rmb_json_int(&j, "region_thp_kb", r->huge_kb);
+	rmb_json_int(&j, "ptemapped_count", r->ptemapped);
 	rmb_json_stats(&j, "move", &st);
 	rmb_json_int(&j, "moves_total_ns", (long long)r->moves_ns);
 	/* the median move, as the headline: on the icount clock the moves
@@ -300,10 +303,16 @@ static void setup(struct run *r)
 		rmb_die(RMB_EXIT_FAIL, "moves=%ld: out of memory", r->moves);
 	layout_make(&r->l, len, (int)rmb_arg("aligned"));
 	rmb_fill(r->l.a, r->l.pages, r->seed, 0);
-	if (rmb_mode_is("unshared") || rmb_mode_is("shared"))
-		if (rmb_arg("ptemap"))
-			split_pmds(r->l.a, len);
+	/* AnonHugePages counts PMD-mapped THPs only: read before ptemap */
 	r->huge_kb = rmb_meminfo_kb("AnonHugePages");
+	if ((rmb_mode_is("unshared") || rmb_mode_is("shared")) &&
+	    rmb_arg("ptemap")) {
+		long long before = rmb_vmstat("thp_split_pmd");
+
+		split_pmds(r->l.a, len);
+		r->ptemapped = before >= 0 ?
+			rmb_vmstat("thp_split_pmd") - before : 0;
+	}
 	if (rmb_mode_is("shared"))
 		fork_sharers(r, (int)rmb_arg("K"));
 	if (rmb_mode_is("swapped"))

@@ -26,8 +26,11 @@ def move_metrics() -> tuple[Metric, ...]:
                    "kB", exact=True),
             metric("thp_split_pmd_count", "pmds split by the moves",
                    "splits", NEUTRAL, exact=True),
-            metric("region_thp_kb", "THP-backed memory before the moves "
-                   "(AnonHugePages)", "kB", NEUTRAL, exact=True))
+            metric("region_thp_kb", "THP-backed memory once filled "
+                   "(AnonHugePages)", "kB", NEUTRAL, exact=True),
+            metric("ptemapped_count", "THPs made PTE-mapped before the "
+                   "moves (ptemap=1: pmds split)", "THPs", NEUTRAL,
+                   exact=True))
 
 
 MREMAP_MODES = ("unshared", "shared", "swapped")
