@@ -333,3 +333,31 @@ def stack_legend(fig: Any, labels: dict[str, str]) -> None:
                         for s in testbed.stack_names()],
                loc="lower center", ncol=2,
                bbox_to_anchor=(0.5, -0.01))
+
+
+# (metric, scale, title, y label) of one panel of grouped bars
+Panel = tuple[str, float, str, str]
+
+
+def grouped_panels(records: list[dict], experiment: str, workload: str,
+                   by: tuple[str, ...], panels: tuple[Panel, ...]
+                   ) -> list[Path] | Any:
+    """The figure of an experiment whose points differ in the parameters
+    by: a panel per metric, a group of bars per point (one bar per
+    stack); the figure object, or skipped()'s [] when it has no
+    records.  The caller saves it (its stem is its own)."""
+    recs = select(records, experiment, workload)
+    if not recs:
+        return skipped(experiment, f"no records of experiment {experiment}")
+    plt = _pyplot()
+    fig, axes = plt.subplots(1, len(panels), squeeze=False,
+                             figsize=(6 * len(panels), 5))
+    cells = cells_by(recs, lambda r: tuple(param(p)(r) for p in by))
+    labels = ["\n".join(f"{p}={v}" for p, v in zip(by, key))
+              for key in cells]
+    for ax, (name, scale, title, ylabel) in zip(axes[0], panels):
+        draw_grouped(ax, cells, labels, metric(name, scale))
+        finish(ax, title, ", ".join(by), ylabel)
+    stack_legend(fig, stack_labels(records))
+    fig.tight_layout(rect=(0, 0.07, 1, 1))
+    return fig

@@ -219,6 +219,15 @@ def thp_experiment() -> Experiment:
         "zram", name=THP)
 
 
+def plot_thp(records: list[dict], out_dir: Path) -> list[Path]:
+    fig = fg.grouped_panels(
+        records, THP, "bundle", ("W",),
+        (("walk_per_reclaimed_ns", 1.0, "rmap walk time per data page "
+          "reclaimed (private THPs)", "ns per page"),
+         ("thp_swpout_count", 1.0, "THPs swapped out whole", "THPs")))
+    return fig if isinstance(fig, list) else fg.save(fig, out_dir, THP)
+
+
 TEXT = {"private": "each page mapped by one worker",
         "pair": "each page mapped by a worker and its helper",
         "shared": "each page mapped by every worker"}
@@ -301,5 +310,6 @@ WORKLOAD = Workload(
                                f"longer than anon_vma's") for p in PATTERNS),
     figures=(Figure("bundle", tuple(f"bundle-{p}" for p in PATTERNS),
                     plot_bundle),
-             Figure("bundle-contend", (CONTEND,), plot_contend)),
+             Figure("bundle-contend", (CONTEND,), plot_contend),
+             Figure(THP, (THP,), plot_thp)),
     order=45)

@@ -118,6 +118,16 @@ def plot_fork_rate(records: list[dict], out_dir: Path) -> list[Path]:
     return fg.save(fig, out_dir, "fork-rate")
 
 
+def plot_fork_thp(records: list[dict], out_dir: Path) -> list[Path]:
+    fig = fg.grouped_panels(
+        records, "fork-thp", "fork", ("cow",),
+        (("fork_median_ns", 1e-3, "fork() of 64 MB of THPs", "µs, median"),
+         ("round_median_ns", 1e-3, "fork + child + exit (cow=1: a huge "
+          "COW per 2 MB)", "µs, median")))
+    return fig if isinstance(fig, list) else fg.save(fig, out_dir,
+                                                     "fork-thp")
+
+
 def chain_metrics() -> tuple:
     return (metric("rmap_slab_per_process_bytes",
                    "rmap slab alive per live process", "B/process",
@@ -228,5 +238,6 @@ WORKLOAD = Workload(
                  "reading them, or writing a page of every 2 MB (cow=1)"))),
     figures=(Figure("fork-breadth", ("fork-breadth",), plot_fork_breadth),
              Figure("fork-chain", ("fork-chain",), plot_fork_chain),
-             Figure("fork-rate", ("fork-rate",), plot_fork_rate)),
+             Figure("fork-rate", ("fork-rate",), plot_fork_rate),
+             Figure("fork-thp", ("fork-thp",), plot_fork_thp)),
     order=20)

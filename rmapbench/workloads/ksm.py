@@ -25,9 +25,12 @@ each walk of the reclaim visited.  Needs KSM and the memory
 controller (the distro profile).
 """
 
+from pathlib import Path
+
+from .. import figures as fg
 from ..settings import on_zram
 from ..testbed import ICOUNT
-from .base import HIGHER, NEUTRAL, Experiment, Mode, Workload, metric
+from .base import HIGHER, NEUTRAL, Experiment, Figure, Mode, Workload, metric
 
 # The headline is the rmap's own cost, a KSM page's walk; what ksmd
 # achieved follows (pages saved: exact; anonmm's refusals show there)
@@ -55,6 +58,18 @@ MERGE = (
            exact=True),
 )
 
+
+def plot_ksm(records: list[dict], out_dir: Path) -> list[Path]:
+    fig = fg.grouped_panels(
+        records, "ksm-merge", "ksm", ("workers", "pattern", "procs"),
+        (("ksm_walk_mean_ns", 1e-3, "KSM page walk in the reclaim",
+          "µs per walk, mean"),
+         ("saved_pages", 1.0, "pages ksmd saved (pages_sharing)",
+          "pages")))
+    return fig if isinstance(fig, list) else fg.save(fig, out_dir,
+                                                     "ksm-merge")
+
+
 EXPERIMENTS = (
     # icount on zram: ksmd's passes and the reclaim are CPU work there,
     # and a boot without a disk repeats
@@ -79,4 +94,5 @@ WORKLOAD = Workload(
                              ("procs", 4)),
                 needs=("ksm", "memcg")),),
     experiments=EXPERIMENTS,
+    figures=(Figure("ksm-merge", ("ksm-merge",), plot_ksm),),
     order=85)

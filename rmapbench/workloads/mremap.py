@@ -54,8 +54,22 @@ def mremap_category(rec: dict, extra: list[str]) -> tuple[tuple, str]:
     return (order, k or 0, pct or 0, fg.dims_label(rec, extra)), label
 
 
+THP = "mremap-thp"
+
+
+def plot_mremap_thp(records: list[dict], out_dir: Path) -> list[Path]:
+    fig = fg.grouped_panels(
+        records, THP, "mremap", ("aligned", "ptemap"),
+        (("move_median_ns", 1e-3, "moving 32 MB of THPs (ptemap=1: "
+          "PTE-mapped)", "µs per move, median"),
+         ("thp_split_pmd_count", 1.0, "pmds split by the moves",
+          "splits")))
+    return fig if isinstance(fig, list) else fg.save(fig, out_dir, THP)
+
+
 def plot_mremap(records: list[dict], out_dir: Path) -> list[Path]:
-    recs = fg.select(records, "mremap", "mremap")
+    recs = [r for r in fg.select(records, "mremap", "mremap")
+            if r.get("experiment") != THP]      # its own figure
     if not recs:
         return fg.skipped("mremap", "no records of experiment mremap")
     plt = fg._pyplot()
@@ -122,7 +136,7 @@ WORKLOAD = Workload(
         # packed: a packed boot's earlier points leave memory too
         # fragmented for whole THPs (region_thp_kb shows it)
         on_zram(Experiment(
-            "mremap-thp", "mremap", "unshared", ("x86_64",),
+            THP, "mremap", "unshared", ("x86_64",),
             sweep={"aligned": [1, 0], "ptemap": [0, 1]},
             fixed={"R_mb": 32, "moves": 10}, clocks=(ICOUNT,),
             needs=("thp",),
@@ -153,5 +167,6 @@ WORKLOAD = Workload(
         f"{MOVES_TEXT} (icount clock; a probe not done in 10 minutes "
         "falls short)", full_only=True)),
     figures=(Figure("mremap", ("mremap", "mremap-unshared", "mremap-shared",
-                               "mremap-swapped"), plot_mremap),),
+                               "mremap-swapped"), plot_mremap),
+             Figure(THP, (THP,), plot_mremap_thp)),
     order=30)

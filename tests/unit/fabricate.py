@@ -433,6 +433,46 @@ class Fab:
         self.records[before:] = [r for r in self.records[before:]
                                  if r["stack"] == "anonmm"]
 
+    def thp_ksm(self) -> list[dict]:
+        """The distro profile's THP and KSM experiments (x86_64): kept
+        apart from everything(), whose regime counts other tests pin."""
+        for stack in STACKS:
+            mm = self.is_anonmm(stack)
+            for cow in (0, 1):
+                self.add("fork-thp", stack, "x86_64", "fork", "thp",
+                         {"cow": cow, "huge": 64, "N": 100},
+                         lambda rep, mm=mm, cow=cow: {
+                             "fork_median_ns": self.noisy(
+                                 288000 if mm else 279000),
+                             "round_median_ns": self.noisy(
+                                 7e6 if cow else 1.7e6)})
+            for aligned in (0, 1):
+                for ptemap in (0, 1):
+                    def move(rep, mm=mm, a=aligned, p=ptemap):
+                        t = 19500 if a and not (mm and p) else 300000
+                        return {"move_median_ns": self.noisy(
+                                    t * (4.5 if mm and not a else 1)),
+                                "thp_split_pmd_count":
+                                    16 if not (a or p) else 0}
+                    self.add("mremap-thp", stack, "x86_64", "mremap",
+                             "unshared", {"R_mb": 32, "moves": 10,
+                                          "aligned": aligned,
+                                          "ptemap": ptemap}, move)
+            for w in (8, 32):
+                self.add("bundle-thp", stack, "x86_64", "bundle",
+                         "private", {"W": w, "mb": 64, "aligned": 1},
+                         lambda rep: {"walk_per_reclaimed_ns":
+                                      self.noisy(780),
+                                      "thp_swpout_count": 18})
+            for pattern in ("cow", "shared"):
+                self.add("ksm-merge", stack, "x86_64", "ksm", "merge",
+                         {"workers": 64, "pattern": pattern, "procs": 4},
+                         lambda rep, mm=mm: {
+                             "ksm_walk_mean_ns": self.noisy(
+                                 1.46e5 if mm else 1e5),
+                             "saved_pages": 4080 if mm else 17584})
+        return self.records
+
     def everything(self, orders: bool = False) -> list[dict]:
         for build in (self.vma_cost, self.lowmem, self.capacity,
                       self.fork_breadth, self.fork_depth, self.fork_chain,
@@ -451,6 +491,11 @@ def full_run(reps: int = 3, anonmm_scheme: str = "anonmm",
     """Records of every experiment with two planted failures (and
     anonmm's other fork order where the comparison runs it)."""
     return Fab(reps, anonmm_scheme, seed).everything(orders)
+
+
+def thp_ksm_run(reps: int = 3) -> list[dict]:
+    """Records of the THP and KSM experiments alone (Fab.thp_ksm)."""
+    return Fab(reps).thp_ksm()
 
 
 def metadata(accel: str = "tcg") -> dict[str, Any]:

@@ -12,7 +12,8 @@ from rmapbench.workloads import swap, vma, mremap
 @pytest.fixture(scope="module")
 def everything(tmp_path_factory):
     out = tmp_path_factory.mktemp("plots")
-    return out, plots.make_plots(fabricate.full_run(), out)
+    return out, plots.make_plots(
+        fabricate.full_run() + fabricate.thp_ksm_run(), out)
 
 
 def test_every_figure_is_written_as_png_and_svg(everything):
