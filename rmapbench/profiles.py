@@ -101,7 +101,8 @@ PROFILES: tuple[Profile, ...] = (
             "NUMA (two nodes, balancing on), migration, compaction, memory "
             "hotplug and hot-remove, memcg (cgroup v2), "
             "MGLRU (on), zswap (available), userfaultfd, memory failure, "
-            "transparent huge pages (always, swapped out whole), "
+            "transparent huge pages (always; swapped out whole on zram, "
+            "split first on the rotational virtio disk), "
             "KSM (ksmd stopped until a test or experiment runs it), "
             "protection keys, soft-dirty",
             "distro.config", ("x86_64",), suffix="-distro", numa_nodes=2,
