@@ -29,6 +29,14 @@
  * (which MADV_PAGEOUT skips) out to swap, walking the rmap of each.
  * Pressure and swapoff run only on the rmapbench kernels (/proc/rmapbench
  * present), never on a host.
+ *
+ * mode=ksm runs every scenario as all does, with every region madvised
+ * MERGEABLE and the members' pattern seeds drawn by generation alone, not
+ * by slot: members that write at the same step write the same pages, and
+ * ksmd (which the suite runs around it) merges them across the family,
+ * exec'd members included (they learn the mode from RMB_TORTURE_KSM).
+ * A page showing a sibling's data is then no longer told apart from its
+ * own where the two wrote alike: mode=all keeps that check.
  */
 #define _GNU_SOURCE
 #include "lib/rmb.h"
@@ -60,14 +68,15 @@
 #define ERRORS_PER_OP 3
 
 static struct rmb_param params[] = {
-	{ .key = "mode", .choices = "all|cow|mremap|exit|exec|swapoff",
-	  .sdef = "all", .help = "the scenario (all: each in turn)" },
+	{ .key = "mode", .choices = "all|cow|mremap|exit|exec|swapoff|ksm",
+	  .sdef = "all", .help = "the scenario (all: each in turn; ksm: each "
+	  "in turn over MERGEABLE regions that members write alike)" },
 	{ .key = "pages", .def = 1024, .min = 64, .max = 1 << 20,
 	  .help = "pages of the family's first shared region" },
 	{ .key = "N", .def = 4, .min = 2, .max = 8,
 	  .help = "members forked from the first process" },
 	{ .key = "rounds", .def = 2, .min = 1, .max = 100,
-	  .modes = "all|cow|mremap",
+	  .modes = "all|cow|mremap|ksm",
 	  .help = "COW rounds (cow), move rounds after swap-out (mremap)" },
 	{ .key = "pressure", .def = 1, .min = 0, .max = 1,
 	  .help = "1: balloon phases push shared pages out (needs swap)" },
@@ -128,12 +137,19 @@ static uint64_t mix(uint64_t x)
 	return x ^ (x >> 31);
 }
 
-/* A fresh pattern seed for this member: never 0 (0 means "zero page"). */
+/* mode=ksm: regions MERGEABLE, seeds shared by the members (see top) */
+#define KSM_ENV "RMB_TORTURE_KSM"
+static int ksm_mode;
+
+/* A fresh pattern seed for this member: never 0 (0 means "zero page");
+ * under mode=ksm the same for every member at the same generation. */
 static uint32_t new_seed(void)
 {
+	uint64_t slot = ksm_mode ? 0 : (uint64_t)me.slot;
+
 	me.gen++;
-	return 1 + (uint32_t)(mix(me.seed ^ mix(((uint64_t)me.slot << 32) |
-						 me.gen)) % 0x7ffffffeu);
+	return 1 + (uint32_t)(mix(me.seed ^ mix((slot << 32) | me.gen)) %
+			      0x7ffffffeu);
 }
 
 /* 1: read, 0: EOF */
@@ -192,6 +208,8 @@ static int op_map(int ri, size_t pages)
 
 	if (!p || !rmb_map_anon(p, len))
 		return errno ? errno : ENOMEM;
+	if (ksm_mode && madvise(p, len, MADV_MERGEABLE) != 0)
+		return errno;
 	free(r->seeds);
 	r->base = p;
 	r->pages = pages;
@@ -582,6 +600,7 @@ static void member_exec_main(int argc, char **argv)
 	me.repfd = REP_WR;
 	me.seed = strtoull(argv[5], NULL, 10);
 	me.gen = 1000;
+	ksm_mode = getenv(KSM_ENV) != NULL;
 	me.blob = argv + 7;
 	/* whole pages strictly inside the strings: nothing else uses them */
 	me.blob_lo = (char *)(((uintptr_t)me.blob[0] + rmb_page - 1) &
@@ -1366,6 +1385,9 @@ int main(int argc, char **argv)
 	C.n = (int)rmb_arg("N");
 	C.rounds = (int)rmb_arg("rounds");
 	C.pressure = (int)rmb_arg("pressure");
+	ksm_mode = rmb_mode_is("ksm");
+	if (ksm_mode && setenv(KSM_ENV, "1", 1) != 0)
+		rmb_die(RMB_EXIT_FAIL, "setenv: %s", strerror(errno));
 	C.guest = strcmp(rmb_scheme(), "unknown") != 0;
 	seed = (uint64_t)rmb_arg("seed");
 	if (prctl(PR_SET_CHILD_SUBREAPER, 1) != 0)
@@ -1384,7 +1406,8 @@ int main(int argc, char **argv)
 	}
 	rmb_snap_take(&s0);
 	for (size_t i = 0; i < sizeof(scenarios) / sizeof(scenarios[0]); i++)
-		if (rmb_mode_is("all") || rmb_mode_is(scenarios[i].name))
+		if (rmb_mode_is("all") || ksm_mode ||
+		    rmb_mode_is(scenarios[i].name))
 			run_scenario(&scenarios[i], &sum,
 				     seed * 1000003ull + i);
 	rmb_snap_take(&s1);

@@ -107,7 +107,8 @@ class Variant:
 # anonmm copies shared pages it moves and re-points pages of exited mms
 # (orphans, made only under reclaim pressure); anon_vma never does either
 # (docs/interface.md), and copies at swap-in only a page of a swap entry
-# KSM left shared by unrelated processes (rmb-race's ksm mode), or a tail
+# KSM left shared by unrelated processes (rmb-race's ksm mode, the
+# torture's ksm mode: its exec'd members are unrelated), or a tail
 # page of a THP swapped out whole (rmb-race's thp-swap on zram): 6.1's
 # ksm_might_need_to_copy() compares the page's ->index with the address,
 # and 6.1 keeps no ->index in a large folio's tail pages.
@@ -122,7 +123,8 @@ STACKS: tuple[Stack, ...] = (
               ("anon_pages_test_pte_count", "==", 0))),
                  SchemeRule("*", "*", None, (
                      ("anon_swapin_copy_pages", "==", 0),),
-                     but=(("race", "ksm"), ("race", "thp-swap"))),
+                     but=(("race", "ksm"), ("race", "thp-swap"),
+                          ("torture", "ksm"))),
                  # rmb-orphan: an exited child pins nothing
                  SchemeRule("orphan", "child", None, (
                      ("pinned_objs_count", "==", 0),)))),

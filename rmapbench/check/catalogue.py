@@ -536,6 +536,18 @@ def quick_catalogue() -> tuple[list[Group], list[Test]]:
     return groups, tests
 
 
+def ksm_torture_test(group: str, vcpus: int) -> Test:
+    """The torture with ksmd merging what its members write alike."""
+    t = torture_test("ksm", group, "pages=512 N=4",
+                     name=f"torture-ksm-smp{vcpus}")
+    return Test(t.name, t.kind, t.group, t.command,
+                f"every scenario on {vcpus} vCPUs over MERGEABLE regions "
+                "that the members write alike, ksmd merging them across "
+                "the family and its exec'd members", expect=t.expect +
+                (("ksm_rmap_walk_count", ">", 0),), swap=True, vcpus=vcpus,
+                before=(KSMD_ON,), after=(KSMD_OFF,), needs=("ksm",))
+
+
 def smp_tests(group: str, vcpus: int) -> list[Test]:
     """The torture and the race on an SMP guest of vcpus vCPUs."""
     t = torture_test("all", group, "pages=512 N=4",
@@ -550,6 +562,7 @@ def smp_tests(group: str, vcpus: int) -> list[Test]:
             *(race_test(mode, group, args, vcpus=vcpus)
               for mode, args in RACE_THP_MODE_ARGS.items()),
             race_test("ksm", group, RACE_KSM_ARGS, vcpus=vcpus),
+            ksm_torture_test(group, vcpus),
             migrate_test(group, "workers=8 pages=512 rounds=12", vcpus=vcpus),
             hwpoison_test("hwpoison-contend", group, vcpus=vcpus),
             hwpoison_test("hwpoison-early", group, vcpus=vcpus)]
