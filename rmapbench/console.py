@@ -38,6 +38,9 @@ CLOCKSOURCE = re.compile(r"clocksource: Switched to clocksource (\S+)")
 KMSG = re.compile(r"\[\s*\d+\.\d{6}\] ")
 # The kernel's timestamp when it starts the guest init.
 RUN_INIT = re.compile(r"^\[\s*(\d+\.\d+)\] Run /init as init process")
+# the kernel's count of the CPUs it brought up ("smp: Brought up 2
+# nodes, 4 CPUs")
+BROUGHT_UP = re.compile(r".*smp: Brought up \d+ nodes?, (\d+) CPUs?")
 # Clocks too coarse to time anything with (one tick: 4 ms at HZ=250).
 COARSE_CLOCKS = ("jiffies", "refined-jiffies")
 
@@ -98,6 +101,14 @@ class Console:
             if match:
                 return float(match.group(1))
         return None
+
+    def online_cpus(self) -> int:
+        """The CPUs the kernel brought up (1 if it did not say)."""
+        for line in self.preamble:
+            match = BROUGHT_UP.match(line)
+            if match:
+                return int(match.group(1))
+        return 1
 
     def section_pairs(self, name: str) -> dict[str, str]:
         """A 'name value' section (/proc/vmstat, /proc/rmapbench)."""

@@ -168,3 +168,11 @@ def test_kernel_messages_stay_out_of_sections_even_mid_line():
     assert con.clocksource == "tsc"
     assert con.steps[-1].results == [{"a": 1}] and not con.bad_lines
     assert "[    1.790000] another message" in con.steps[-1].lines
+
+
+def test_the_cpus_the_kernel_brought_up():
+    line = "[    0.641915] smp: Brought up 2 nodes, 4 CPUs\n"
+    assert console.parse(line + GOOD).online_cpus() == 4
+    assert console.parse("[ 0.1] smp: Brought up 1 node, 1 CPU\n" +
+                         GOOD).online_cpus() == 1
+    assert console.parse(GOOD).online_cpus() == 1
