@@ -156,6 +156,7 @@ struct race {
 	uint64_t seed;
 	char *src, *dst;	/* mremap-kill, thp-mremap: holes of whole tables */
 	char *dst_off;		/* thp-mremap: a hole one page off alignment */
+	int huge;		/* the THP modes: compact before each fault */
 	long long full_ns;	/* mremap-kill: round 0's whole move */
 	struct rmb_peer peer;	/* ksm: the unrelated peer */
 };
@@ -395,10 +396,22 @@ thp_child(struct line *l, char *p, size_t pages, uint64_t seed,
 }
 
 /* Map the source region afresh, filled for this round's seed. */
+/*
+ * Make the THP modes' huge pages likely: late in a boot memory may hold
+ * no free 2 MB block, and a round would fault none.  In a guest only;
+ * compaction is one more rmap walker racing the round.
+ */
+static void compact_for_thp(const struct race *rc)
+{
+	if (rc->huge && in_guest())
+		rmb_compact();
+}
+
 static void map_src(const struct race *rc, uint64_t seed)
 {
 	size_t len = rc->pages * rmb_page;
 
+	compact_for_thp(rc);
 	if (!rmb_map_anon(rc->src, len))
 		rmb_die(RMB_EXIT_FAIL, "mmap of %zu bytes: %s", len,
 			strerror(errno));
@@ -754,6 +767,7 @@ static void map_src_small(const struct race *rc, uint64_t seed, int ptemapped)
 	size_t skip = ptemapped ? HUGE_BYTES : 0;
 	char *p = rc->src;
 
+	compact_for_thp(rc);
 	if (!rmb_map_anon(p, len))
 		rmb_die(RMB_EXIT_FAIL, "mmap of %zu bytes: %s", len,
 			strerror(errno));
@@ -1132,6 +1146,7 @@ int main(int argc, char **argv)
 	rmb_need_addr_space(3 * (uint64_t)len + 12 * RMB_TABLE_SPAN, "pages");
 	checked = can_check(pages);
 	rc.pages = pages;
+	rc.huge = m->huge;
 	rc.seed = (uint64_t)rmb_arg("seed");
 	rc.l = mmap(NULL, rmb_page, PROT_READ | PROT_WRITE,
 		    MAP_SHARED | MAP_ANONYMOUS, -1, 0);
