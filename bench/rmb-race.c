@@ -93,6 +93,9 @@
  *   (run 2) and the peer checks its pageout.  Failures as for
  *   mremap-swapin, and pages_shared not 0 after the unmerge.
  *
+ * In a guest every round of the THP modes (thp-mremap, thp-split,
+ * collapse-fork, thp-swap) compacts memory before its region faults.
+ *
  * Without swap (or on a host) nothing is pushed out: the rounds run, but
  * checked_count is 0 (the pageout checks are not made).
  *
