@@ -340,15 +340,14 @@ Panel = tuple[str, float, str, str]
 
 
 def grouped_panels(records: list[dict], experiment: str, workload: str,
-                   by: tuple[str, ...], panels: tuple[Panel, ...]
-                   ) -> list[Path] | Any:
-    """The figure of an experiment whose points differ in the parameters
-    by: a panel per metric, a group of bars per point (one bar per
-    stack); the figure object, or skipped()'s [] when it has no
-    records.  The caller saves it (its stem is its own)."""
+                   by: tuple[str, ...], panels: tuple[Panel, ...],
+                   out_dir: Path, stem: str) -> list[Path]:
+    """The figure stem of an experiment whose points differ in the
+    parameters by: a panel per metric, a group of bars per point (one bar
+    per stack); skipped when the experiment has no records."""
     recs = select(records, experiment, workload)
     if not recs:
-        return skipped(experiment, f"no records of experiment {experiment}")
+        return skipped(stem, f"no records of experiment {experiment}")
     plt = _pyplot()
     fig, axes = plt.subplots(1, len(panels), squeeze=False,
                              figsize=(6 * len(panels), 5))
@@ -360,4 +359,4 @@ def grouped_panels(records: list[dict], experiment: str, workload: str,
         finish(ax, title, ", ".join(by), ylabel)
     stack_legend(fig, stack_labels(records))
     fig.tight_layout(rect=(0, 0.07, 1, 1))
-    return fig
+    return save(fig, out_dir, stem)

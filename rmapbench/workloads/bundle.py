@@ -220,12 +220,12 @@ def thp_experiment() -> Experiment:
 
 
 def plot_thp(records: list[dict], out_dir: Path) -> list[Path]:
-    fig = fg.grouped_panels(
+    return fg.grouped_panels(
         records, THP, "bundle", ("W",),
         (("walk_per_reclaimed_ns", 1.0, "rmap walk time per data page "
           "reclaimed (private THPs)", "ns per page"),
-         ("thp_swpout_count", 1.0, "THPs swapped out whole", "THPs")))
-    return fig if isinstance(fig, list) else fg.save(fig, out_dir, THP)
+         ("thp_swpout_count", 1.0, "THPs swapped out whole", "THPs")),
+        out_dir, THP)
 
 
 TEXT = {"private": "each page mapped by one worker",

@@ -119,13 +119,12 @@ def plot_fork_rate(records: list[dict], out_dir: Path) -> list[Path]:
 
 
 def plot_fork_thp(records: list[dict], out_dir: Path) -> list[Path]:
-    fig = fg.grouped_panels(
+    return fg.grouped_panels(
         records, "fork-thp", "fork", ("cow",),
         (("fork_median_ns", 1e-3, "fork() of 64 MB of THPs", "µs, median"),
          ("round_median_ns", 1e-3, "fork + child + exit (cow=1: a huge "
-          "COW per 2 MB)", "µs, median")))
-    return fig if isinstance(fig, list) else fg.save(fig, out_dir,
-                                                     "fork-thp")
+          "COW per 2 MB)", "µs, median")),
+        out_dir, "fork-thp")
 
 
 def chain_metrics() -> tuple:

@@ -60,14 +60,13 @@ MERGE = (
 
 
 def plot_ksm(records: list[dict], out_dir: Path) -> list[Path]:
-    fig = fg.grouped_panels(
+    return fg.grouped_panels(
         records, "ksm-merge", "ksm", ("workers", "pattern", "procs"),
         (("ksm_walk_mean_ns", 1e-3, "KSM page walk in the reclaim",
           "µs per walk, mean"),
          ("saved_pages", 1.0, "pages ksmd saved (pages_sharing)",
-          "pages")))
-    return fig if isinstance(fig, list) else fg.save(fig, out_dir,
-                                                     "ksm-merge")
+          "pages")),
+        out_dir, "ksm-merge")
 
 
 EXPERIMENTS = (

@@ -58,13 +58,13 @@ THP = "mremap-thp"
 
 
 def plot_mremap_thp(records: list[dict], out_dir: Path) -> list[Path]:
-    fig = fg.grouped_panels(
+    return fg.grouped_panels(
         records, THP, "mremap", ("aligned", "ptemap"),
         (("move_median_ns", 1e-3, "moving 32 MB of THPs (ptemap=1: "
           "PTE-mapped)", "µs per move, median"),
          ("thp_split_pmd_count", 1.0, "pmds split by the moves",
-          "splits")))
-    return fig if isinstance(fig, list) else fg.save(fig, out_dir, THP)
+          "splits")),
+        out_dir, THP)
 
 
 def plot_mremap(records: list[dict], out_dir: Path) -> list[Path]:
