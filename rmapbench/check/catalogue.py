@@ -234,40 +234,43 @@ def torture_test(mode: str, group: str, args: str, name: str | None = None,
 # mremap-kill (a kill against a move) on one too
 RACE_EXPECT = (("rounds_count", ">", 0), ("failed_rounds_count", "==", 0),
                ("checked_count", "==", 1), ("not_swapped_count", "==", 0))
+# a race opens on two CPUs or more; a THP mode must have faulted THPs
+TWO_CPUS = ("cpus_count", ">=", 2)
+THP_FAULTED = ("thp_fault_alloc_count", ">", 0)
 RACE_MODE = {
     "mremap-swapin": ("mremap racing a sibling's swap-in of the same pages, "
                       "pinned to two CPUs, round after round",
-                      (("cpus_count", ">=", 2),)),
+                      (TWO_CPUS,)),
     "mremap-kill": ("a child killed in the middle of moving whole page "
                     "tables it shares with its parent: the move goes "
                     "back; the parent's pages hold and are found", ()),
     "thp-mremap": ("THPs shared by fork moved (pmd-aligned, then one page "
                    "off) while the child pushes them out, COW-writes them "
                    "or mprotects half of them, on two CPUs",
-                   (("cpus_count", ">=", 2),
-                    ("thp_fault_alloc_count", ">", 0))),
+                   (TWO_CPUS,
+                    THP_FAULTED)),
     "thp-split": ("THPs shared by fork split by the parent (debugfs) while "
                   "the child mprotects (a contended member), swaps in, "
                   "moves a huge page away and back, forks and exits, or "
                   "drops a page of each THP, on two CPUs",
-                  (("cpus_count", ">=", 2),
-                   ("thp_fault_alloc_count", ">", 0),
+                  (TWO_CPUS,
+                   THP_FAULTED,
                    ("thp_split_page_count", ">", 0))),
     "collapse-fork": ("base pages shared by fork, a PTE-mapped THP and swap "
                       "entries among them, collapsed by the parent "
                       "(MADV_COLLAPSE) while the child forks and exits, "
                       "COW-writes or swaps in, on two CPUs",
-                      (("cpus_count", ">=", 2),
+                      (TWO_CPUS,
                        ("thp_collapse_alloc_count", ">", 0))),
     "thp-swap": ("THPs shared by fork pushed out by a balloon's pressure "
                  "while the child mprotects (a contended member) or swaps "
                  "them in, on two CPUs",
-                 (("cpus_count", ">=", 2),
-                  ("thp_fault_alloc_count", ">", 0))),
+                 (TWO_CPUS,
+                  THP_FAULTED)),
     "ksm": ("pages merged by ksmd, shared with an unrelated process, moved, "
             "pressed out, migrated while a forked child swaps, COW-writes or "
             "unmerges them, on two CPUs; then everything unmerged",
-            (("cpus_count", ">=", 2), ("not_merged_count", "==", 0),
+            (TWO_CPUS, ("not_merged_count", "==", 0),
              ("ksm_rmap_walk_count", ">", 0))),
 }
 # the profile features a race mode needs (Test.needs)
