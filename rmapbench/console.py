@@ -41,6 +41,9 @@ RUN_INIT = re.compile(r"^\[\s*(\d+\.\d+)\] Run /init as init process")
 # the kernel's count of the CPUs it brought up ("smp: Brought up 2
 # nodes, 4 CPUs")
 BROUGHT_UP = re.compile(r".*smp: Brought up \d+ nodes?, (\d+) CPUs?")
+# the OOM killer's verdict, global or a memory cgroup's ("Out of memory:
+# Killed process 92 (rmb-swap) total-vm:...")
+OOM_KILL = re.compile(r"[Oo]ut of memory: Killed process (\d+) \(([^)]*)\)")
 # Clocks too coarse to time anything with (one tick: 4 ms at HZ=250).
 COARSE_CLOCKS = ("jiffies", "refined-jiffies")
 
@@ -109,6 +112,17 @@ class Console:
             if match:
                 return int(match.group(1))
         return 1
+
+    def oom_kills(self) -> list[str]:
+        """The processes the OOM killer killed, as 'name (pid N)', in
+        order."""
+        kills = []
+        for line in (*self.preamble, *(l for s in self.steps
+                                       for l in s.lines)):
+            match = OOM_KILL.search(line)
+            if match:
+                kills.append(f"{match.group(2)} (pid {match.group(1)})")
+        return kills
 
     def section_pairs(self, name: str) -> dict[str, str]:
         """A 'name value' section (/proc/vmstat, /proc/rmapbench)."""

@@ -45,8 +45,20 @@ def verdict(boot: qemu.BootResult, con: consolemod.Console) -> str | None:
     failed = [s for s in con.steps if s.rc not in (0, None) or s.errors]
     if failed:
         return "failed step(s): " + ", ".join(
-            f"{s.number} '{s.command}' rc={s.rc}" for s in failed)
+            f"{s.number} '{s.command}' rc={s.rc}" for s in failed) + \
+            oom_note(con)
     return None
+
+
+# how a failed step's verdict names the OOM killer's kills
+OOM_NOTE = "; the OOM killer killed "
+
+
+def oom_note(con: consolemod.Console) -> str:
+    """What the OOM killer killed in the boot ('' if nothing): a step
+    that fails after it ran out of memory, not because it went wrong."""
+    kills = con.oom_kills()
+    return f"{OOM_NOTE}{', '.join(kills)}" if kills else ""
 
 
 def run(boot: qemu.Boot, log: Path, accel: str = "tcg") -> GuestRun:

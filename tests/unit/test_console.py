@@ -176,3 +176,21 @@ def test_the_cpus_the_kernel_brought_up():
     assert console.parse("[ 0.1] smp: Brought up 1 node, 1 CPU\n" +
                          GOOD).online_cpus() == 1
     assert console.parse(GOOD).online_cpus() == 1
+
+
+def test_a_step_failed_after_oom_kills_says_what_the_killer_took(tmp_path):
+    from rmapbench import guest, qemu
+    kills = ("[   11.832658] Out of memory: Killed process 92 (rmb-swap) "
+             "total-vm:38328kB, anon-rss:32kB\n"
+             "[   12.404539] Memory cgroup out of memory: Killed process 91 "
+             "(rmb-swap) total-vm:38328kB\n")
+    text = GOOD.replace("RMB-STEP-END 2 rc=0", kills + "RMB-STEP-END 2 rc=1")
+    con = console.parse(text)
+    assert con.oom_kills() == ["rmb-swap (pid 92)", "rmb-swap (pid 91)"]
+    boot = qemu.BootResult(tmp_path / "log", 1.0, False, 0, [])
+    assert guest.verdict(boot, con) == (
+        "failed step(s): 2 'run rmb-vma V=10' rc=1; the OOM killer killed "
+        "rmb-swap (pid 92), rmb-swap (pid 91)")
+    # killed, yet the plan ended well: the boot passes, as before
+    assert guest.verdict(boot, console.parse(
+        GOOD.replace("RMB-STEP-END 2", kills + "RMB-STEP-END 2"))) is None
