@@ -63,8 +63,9 @@ static struct rmb_param params[] = {
 	  .help = "the family's data in MB (shared: once; else split among "
 		  "the workers, at least a page each)" },
 	{ .key = "push_pct", .def = 50, .min = 1, .max = 90,
-	  .help = "the balloon locks MemAvailable, then more until this part "
-		  "of the data's pages has been swapped out" },
+	  .help = "the balloon locks memory until the first swap-out (at "
+		  "most MemAvailable), then more until this part of the "
+		  "data's pages has been swapped out in all" },
 	{ .key = "contend", .def = 0, .min = 0, .max = 1,
 	  .help = "1: each data owner runs a sibling thread that maps and "
 		  "unmaps a page in a loop (mmap_lock taken for write) while "
@@ -79,8 +80,6 @@ static struct rmb_param params[] = {
 
 enum pattern { PRIVATE, PAIR, SHARED };
 
-#define BALLOON_CHUNK (4u << 20)
-#define PUSH_CHUNK (1u << 20)
 #define SWAPFREE_FLOOR_KB 32768
 
 struct plan {
@@ -396,36 +395,37 @@ static void master(struct rmb_family *f, const struct plan *p)
 
 /*
  * A child of the supervisor (the OOM killer's first choice): it locks
- * floor_kb of new memory, which needs no reclaim (MemAvailable less a
- * margin), reports, waits for the word, then locks on a megabyte at a
- * time until want pages have been swapped out since the word (or kb are
+ * new memory up to floor_kb (MemAvailable less a margin) or until the
+ * first page is swapped out, whichever comes first, so that the floor
+ * needs no reclaim (on a two-node guest MemAvailable less the margin
+ * already needs some); reports; waits for the word; then locks more
+ * until want pages have been swapped out since it started (or kb are
  * locked, or swap runs low), reports, and waits to be killed.  So the
  * timed part is the part that reclaims, and the balloon stops growing
  * once push_pct % of the data is out.  Reclaim may still go further
  * (no_watermark_boost() below); locking a fixed amount more than
- * MemAvailable, as before, swapped out anything from a quarter to all
- * of the data.
+ * MemAvailable swaps out anything from a quarter to all of the data.
  */
 struct balloon_msg {
 	long long kb, sys_ns;	/* locked so far (< 0: -errno), its stime */
 };
 
 #define BALLOON_MARGIN_KB 8192
+#define BALLOON_CHUNK (1u << 20)
 
-/* Lock chunk-sized mappings up to kb in all, or until pswpout reaches
- * stop (< 0: no such stop). */
-static void balloon_grow(struct balloon_msg *m, long long kb, size_t chunk,
-			 long long stop)
+/* Lock a megabyte at a time up to kb in all, or until pswpout reaches
+ * stop: the step bounds what one step can swap out past the stop. */
+static void balloon_grow(struct balloon_msg *m, long long kb, long long stop)
 {
 	struct rusage ru;
 
 	while (m->kb >= 0 && m->kb < kb) {
-		if (!rmb_map_anon(NULL, chunk))
+		if (!rmb_map_anon(NULL, BALLOON_CHUNK))
 			break;
-		m->kb += chunk >> 10;
+		m->kb += BALLOON_CHUNK >> 10;
 		if (rmb_meminfo_kb("SwapFree") < SWAPFREE_FLOOR_KB)
 			break;
-		if (stop >= 0 && rmb_vmstat("pswpout") >= stop)
+		if (rmb_vmstat("pswpout") >= stop)
 			break;
 	}
 	getrusage(RUSAGE_SELF, &ru);
@@ -437,6 +437,7 @@ static void balloon(int out, int in, long long floor_kb, long long kb,
 		    long long want)
 {
 	struct balloon_msg m = { 0, 0 };
+	long long start = rmb_vmstat("pswpout");
 	int afd = open("/proc/self/oom_score_adj", O_WRONLY | O_CLOEXEC);
 	char word;
 
@@ -446,11 +447,11 @@ static void balloon(int out, int in, long long floor_kb, long long kb,
 	}
 	if (mlockall(MCL_CURRENT | MCL_FUTURE) != 0)
 		m.kb = -errno;
-	balloon_grow(&m, floor_kb, BALLOON_CHUNK, -1);
+	balloon_grow(&m, floor_kb, start + 1);
 	rmb_write_all(out, &m, sizeof(m));
 	while (read(in, &word, 1) < 0 && errno == EINTR)
 		;
-	balloon_grow(&m, kb, PUSH_CHUNK, rmb_vmstat("pswpout") + want);
+	balloon_grow(&m, kb, start + want);
 	rmb_write_all(out, &m, sizeof(m));
 	for (;;)
 		pause();
