@@ -32,7 +32,6 @@
 #define _GNU_SOURCE
 #include "lib/rmb.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -195,63 +194,6 @@ worker(struct rmb_family *f, char *p, int idx, int cow)
 
 /* ---- ksmd ------------------------------------------------------------ */
 
-/* ksmd's CPU time so far, in ns (its schedstat, else its stat's ticks). */
-static long long ksmd_cpu_ns(void)
-{
-	static char dir[64];
-	char path[96], buf[512];
-	long long ns;
-	FILE *f;
-
-	if (!dir[0]) {
-		DIR *d = opendir("/proc");
-		struct dirent *e;
-
-		while (d && (e = readdir(d))) {
-			if (strspn(e->d_name, "0123456789") !=
-			    strlen(e->d_name) || strlen(e->d_name) > 20)
-				continue;	/* not a pid */
-			snprintf(path, sizeof(path), "/proc/%.20s/comm",
-				 e->d_name);
-			f = fopen(path, "r");
-			if (f && fgets(buf, sizeof(buf), f) &&
-			    !strcmp(buf, "ksmd\n"))
-				snprintf(dir, sizeof(dir), "/proc/%.20s/",
-					 e->d_name);
-			if (f)
-				fclose(f);
-		}
-		if (d)
-			closedir(d);
-		if (!dir[0])
-			rmb_die(RMB_EXIT_FAIL, "no ksmd thread found in /proc");
-	}
-	snprintf(path, sizeof(path), "%sschedstat", dir);
-	f = fopen(path, "r");
-	if (f && fscanf(f, "%lld", &ns) == 1) {
-		fclose(f);
-		return ns;
-	}
-	if (f)
-		fclose(f);
-	snprintf(path, sizeof(path), "%sstat", dir);
-	f = fopen(path, "r");
-	if (f && fgets(buf, sizeof(buf), f)) {
-		char *s = strrchr(buf, ')');
-		long long ut = 0, st = 0;
-
-		fclose(f);
-		/* fields 14, 15 (utime, stime) are 12th, 13th after ')' */
-		if (s && sscanf(s + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u "
-				"%*u %*u %lld %lld", &ut, &st) == 2)
-			return (ut + st) * (1000000000LL /
-					    sysconf(_SC_CLK_TCK));
-	} else if (f) {
-		fclose(f);
-	}
-	rmb_die(RMB_EXIT_FAIL, "reading ksmd's CPU time from %s", dir);
-}
-
 struct merge {
 	long long merged, saved, ns, cpu_ns, full_scans;
 };
@@ -272,7 +214,7 @@ static long long merged_now(void)
 static void merge(struct merge *m, long long target, long long limit_s)
 {
 	uint64_t t0 = rmb_now_ns(), last = t0;
-	long long cpu0 = ksmd_cpu_ns(), scans0 = ksm_number("full_scans");
+	long long cpu0 = rmb_kthread_cpu_ns("ksmd"), scans0 = ksm_number("full_scans");
 	long long seen = 0, scans_at = scans0, now;
 
 	ksm_run(1);
@@ -292,7 +234,7 @@ static void merge(struct merge *m, long long target, long long limit_s)
 	m->merged = seen;
 	m->saved = ksm_number("pages_sharing");
 	m->ns = (long long)(last - t0);
-	m->cpu_ns = ksmd_cpu_ns() - cpu0;
+	m->cpu_ns = rmb_kthread_cpu_ns("ksmd") - cpu0;
 	m->full_scans = ksm_number("full_scans") - scans0;
 }
 

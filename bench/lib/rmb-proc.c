@@ -168,11 +168,11 @@ static long long stat_ticks(const char *pid)
 	return ut + st;
 }
 
-long long rmb_kswapd_cpu_ns(void)
+long long rmb_kthread_cpu_ns(const char *prefix)
 {
 	DIR *d = opendir("/proc");
 	struct dirent *e;
-	long long ticks = 0, hz = sysconf(_SC_CLK_TCK);
+	long long ns = 0, one, hz = sysconf(_SC_CLK_TCK);
 	char path[300];
 
 	if (!d)
@@ -181,12 +181,23 @@ long long rmb_kswapd_cpu_ns(void)
 		if (!isdigit((unsigned char)e->d_name[0]))
 			continue;
 		snprintf(path, sizeof(path), "/proc/%s/comm", e->d_name);
+		if (rmbi_read_file(path, rmbi_buf, sizeof(rmbi_buf)) <= 0 ||
+		    strncmp(rmbi_buf, prefix, strlen(prefix)))
+			continue;
+		snprintf(path, sizeof(path), "/proc/%s/schedstat", e->d_name);
 		if (rmbi_read_file(path, rmbi_buf, sizeof(rmbi_buf)) > 0 &&
-		    !strncmp(rmbi_buf, "kswapd", 6))
-			ticks += stat_ticks(e->d_name);
+		    sscanf(rmbi_buf, "%lld", &one) == 1)
+			ns += one;
+		else if (hz > 0)
+			ns += stat_ticks(e->d_name) * (1000000000LL / hz);
 	}
 	closedir(d);
-	return hz > 0 ? ticks * (1000000000LL / hz) : 0;
+	return ns;
+}
+
+long long rmb_kswapd_cpu_ns(void)
+{
+	return rmb_kthread_cpu_ns("kswapd");
 }
 
 int rmb_pagemap_scan(const void *base, size_t npages,

@@ -110,7 +110,10 @@ long long rmb_rmapbench(const char *name);	/* -1: absent */
 /* The number a file (sysctl, sysfs, cgroup) starts with; -1 if it cannot
  * be read or starts with none ("max" in memory.max). */
 long long rmb_read_number(const char *path);
-long long rmb_kswapd_cpu_ns(void);	/* user+system time of kswapd* */
+/* CPU time of the threads whose comm starts with prefix (kswapd, ksmd,
+ * khugepaged): schedstat's ns where the kernel keeps them, else ticks */
+long long rmb_kthread_cpu_ns(const char *prefix);
+long long rmb_kswapd_cpu_ns(void);	/* of kswapd* */
 /* Counts of /proc/self/pagemap over [base, base + npages pages). */
 struct rmb_pagemap {
 	long long present, swapped, exclusive;	/* exclusive: and present */
