@@ -117,8 +117,9 @@ class Console:
         """The processes the OOM killer killed, as 'name (pid N)', in
         order."""
         kills = []
-        for line in (*self.preamble, *(l for s in self.steps
-                                       for l in s.lines)):
+        lines = [*self.preamble,
+                 *(line for step in self.steps for line in step.lines)]
+        for line in lines:
             match = OOM_KILL.search(line)
             if match:
                 kills.append(f"{match.group(2)} (pid {match.group(1)})")

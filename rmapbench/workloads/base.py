@@ -70,6 +70,7 @@ REGIMES: tuple[tuple[str, str], ...] = (
     ("migration", "page migration: move_pages, compaction, NUMA "
      "balancing"),
     ("ksm", "KSM: merging duplicate pages, and reclaiming them"),
+    ("collapse", "THP collapse: khugepaged and MADV_COLLAPSE"),
 )
 
 

@@ -434,8 +434,9 @@ class Fab:
                                  if r["stack"] == "anonmm"]
 
     def thp_ksm(self) -> list[dict]:
-        """The distro profile's THP and KSM experiments (x86_64): kept
-        apart from everything(), whose regime counts other tests pin."""
+        """The distro profile's THP, collapse and KSM experiments (x86_64):
+        kept apart from everything(), whose regime counts other tests
+        pin."""
         for stack in STACKS:
             mm = self.is_anonmm(stack)
             for cow in (0, 1):
@@ -471,6 +472,13 @@ class Fab:
                              "ksm_walk_mean_ns": self.noisy(
                                  1.46e5 if mm else 1e5),
                              "saved_pages": 4080 if mm else 17584})
+            for holes in (0, 64):
+                self.add("collapse-khugepaged", stack, "x86_64", "collapse",
+                         "khugepaged", {"W": 8, "mb": 8, "holes": holes},
+                         lambda rep, mm=mm, h=holes: {
+                             "collapsed_per_s": self.noisy(
+                                 40 if mm and h else 300),
+                             "full_scans_count": 9 if mm and h else 2})
         return self.records
 
     def everything(self, orders: bool = False) -> list[dict]:

@@ -269,6 +269,15 @@ CASES = {
                    "ksmd_per_merged_ns", "merge_shared_skip_count",
                    "ksm_walk_mean_ns", "visits_per_walk_count",
                    "verified_pages", *DELTA)),
+    # on the host: THP's settings left alone, nothing timed
+    "collapse-khugepaged": ("rmb-collapse", ["W=2", "mb=4", "holes=2"],
+                            ("collapsed_per_s", "full_scans_count",
+                             "khugepaged_per_thp_ns", "data_thp_count",
+                             "verified_pages", *DELTA)),
+    # the host's own MADV_COLLAPSE, where it has one: counted, not checked
+    "collapse-madvise": ("rmb-collapse", ["mode=madvise", "W=2", "mb=2"],
+                         ("collapsed_per_s", "madvise_collapsed_count",
+                          "verified_pages", *DELTA)),
     "migrate-compact-steady": ("rmb-migrate", ["workers=2", "pages=32",
                                                "rounds=2", "churn=0",
                                                "pageout=0"],
