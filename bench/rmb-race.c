@@ -372,32 +372,6 @@ static void rewrite_down(char *p, size_t pages)
 	}
 }
 
-/* The thp-mremap child: at the go, the round's action on its mapping. */
-static void __attribute__((noreturn))
-thp_child(struct line *l, char *p, size_t pages, uint64_t seed,
-	  long long round)
-{
-	size_t len = pages * rmb_page;
-
-	pin(1);
-	atomic_store(&l->ready, 1);
-	spin_until(&l->go);
-	switch (round % 3) {
-	case 0:
-		madvise(p, len, MADV_PAGEOUT);
-		break;
-	case 1:
-		rewrite_down(p, pages);
-		break;
-	default:
-		if (mprotect(p + len / 4, len / 2, PROT_READ) != 0 ||
-		    mprotect(p + len / 4, len / 2, PROT_READ | PROT_WRITE))
-			_exit(RMB_EXIT_FAIL);
-		touch_down(p, pages);
-	}
-	child_end(l, p, pages, seed);
-}
-
 /* Map the source region afresh, filled for this round's seed. */
 /*
  * Make the THP modes' huge pages likely: late in a boot memory may hold
@@ -420,26 +394,6 @@ static void map_src(const struct race *rc, uint64_t seed)
 			strerror(errno));
 	rmb_fill(rc->src, rc->pages, seed, 0);
 	memset(rc->l, 0, sizeof(*rc->l));
-}
-
-/* One thp-mremap round; adds what went wrong to t. */
-static void round_thp(struct tally *t, struct race *rc, long long round)
-{
-	struct line *l = rc->l;
-	uint64_t seed = rc->seed + (uint64_t)round;
-	char *dst = round % 2 ? rc->dst_off : rc->dst;
-	char *moved;
-	pid_t pid;
-
-	map_src(rc, seed);
-	pid = fork_side();
-	if (pid == 0)
-		thp_child(l, rc->src, rc->pages, seed, round);
-	spin_until(&l->ready);
-	atomic_store(&l->go, 1);
-	moved = parent_move(t, rc->src, dst, rc->pages, seed, round);
-	munmap(moved, rc->pages * rmb_page);	/* src is free for the next */
-	child_outcome(t, l, pid, round);
 }
 
 /*
@@ -581,9 +535,9 @@ static void press(size_t len)
 
 #define HUGE_BYTES ((size_t)RMB_TABLE_SPAN / 2)	/* one pmd's worth */
 
-/* what the child of a thp-split, collapse-fork or thp-swap round does */
+/* what the child of a round of a THP mode does */
 enum { ACT_MPROTECT, ACT_SWAPIN, ACT_MREMAP, ACT_FORK_EXIT, ACT_DONTNEED,
-       ACT_COW };
+       ACT_COW, ACT_PAGEOUT, ACT_MPROTECT_ONCE };
 
 /* Until the parent's side is done: mprotect() the middle half read-only
  * and back, each time holding the child's mmap_lock for write. */
@@ -685,6 +639,15 @@ act_child(const struct race *rc, uint64_t seed, int act)
 	case ACT_COW:
 		rewrite_down(p, pages);
 		break;
+	case ACT_PAGEOUT:
+		madvise(p, len, MADV_PAGEOUT);
+		break;
+	case ACT_MPROTECT_ONCE:
+		if (mprotect(p + len / 4, len / 2, PROT_READ) != 0 ||
+		    mprotect(p + len / 4, len / 2, PROT_READ | PROT_WRITE))
+			_exit(RMB_EXIT_FAIL);
+		touch_down(p, pages);
+		break;
 	}
 	child_end(l, p, pages, seed);
 }
@@ -699,6 +662,22 @@ static pid_t start_act(const struct race *rc, uint64_t seed, int act)
 	spin_until(&rc->l->ready);
 	atomic_store(&rc->l->go, 1);
 	return pid;
+}
+
+/* One thp-mremap round; adds what went wrong to t. */
+static void round_thp(struct tally *t, struct race *rc, long long round)
+{
+	static const int acts[] = { ACT_PAGEOUT, ACT_COW, ACT_MPROTECT_ONCE };
+	uint64_t seed = rc->seed + (uint64_t)round;
+	char *dst = round % 2 ? rc->dst_off : rc->dst;
+	char *moved;
+	pid_t pid;
+
+	map_src(rc, seed);
+	pid = start_act(rc, seed, acts[round % 3]);
+	moved = parent_move(t, rc->src, dst, rc->pages, seed, round);
+	munmap(moved, rc->pages * rmb_page);	/* src is free for the next */
+	child_outcome(t, rc->l, pid, round);
 }
 
 /* The parent's side is done: verify its pages, drop them, and collect
