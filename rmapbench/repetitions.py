@@ -5,7 +5,9 @@ timed), in the manner of mmtests and LKP deciding from spread.
 - FIXED (--reps N): N boots per point and stack.
 - EXACT (every compared metric of the mode is an exact count): one boot
   per point and stack; the check point of each experiment, clock and
-  arch (the middle of its sweep) gets a second, and if its two boots
+  arch gets a second (the configuration its mode's verdict stands on,
+  Mode.main_params, where the experiment is one of the mode's main
+  ones; else the middle of its sweep), and if its two boots
   disagree on any exact metric, every point of that experiment, clock
   and arch is repeated as a TIMED one.
 - REPEATS (timed metrics on an instruction-counting clock, in guests
@@ -71,11 +73,13 @@ class Policy:
             return f"fixed: {self.start} boot(s) per point and stack"
         if self.kind == EXACT:
             return ("exact counts: one boot per point and stack, a second "
-                    "at the middle point to check that they repeat")
+                    "at the check point (the standing or the middle one) "
+                    "to check that they repeat")
         if self.kind == REPEATS:
             return ("boots that repeat exactly (an instruction-counting "
                     "clock, no disk): one boot per point and stack, a "
-                    "second at the middle point with another seed, to "
+                    "second at the check point (the standing or the "
+                    "middle one) with another seed, to "
                     "check that no compared metric moves by more than "
                     f"{SEED_TOLERANCE:.1%}")
         return (f"timed: {self.start} boots per point and stack, then one "
@@ -234,10 +238,18 @@ def timed_decision(point: Point, pol: Policy,
 
 def check_point(points: list[Point], point: Point) -> Point:
     """The point whose second boot checks an EXACT experiment on one
-    clock and arch: the middle of its sweep."""
+    clock and arch: the one its mode's verdict stands on (Mode.main and
+    main_params: a seed that moves the standing ratio must not go
+    unseen), else the middle of its sweep."""
     def machine(p: Point) -> tuple:
         return p.exp.name, p.config.clock, p.config.arch
     mine = [p for p in points if machine(p) == machine(point)]
+    entry = metrics.entry(point.exp.workload, point.exp.mode)
+    if entry and point.exp.name in entry.main:
+        params = [dict(p.config.params) for p in mine]
+        standing = [p for p, got in zip(mine, params) if all(
+            got.get(k, v) == v for k, v in entry.main_params)]
+        mine = standing or mine
     return mine[len(mine) // 2]
 
 
@@ -259,7 +271,7 @@ def checked_decision(points: list[Point], point: Point, pol: Policy,
             return None
     if point == check:
         return Decision(2, f"{what}, checked by a second boot", pol)
-    return Decision(1, f"{what} (checked at the middle point)", pol)
+    return Decision(1, f"{what} (checked at the check point)", pol)
 
 
 def lanes(point: Point, stacks: list[str]) -> list[str]:

@@ -7,7 +7,7 @@ import pytest
 
 import fabricate
 from rmapbench import analysis, experiments, qemu, repetitions, stats
-from rmapbench import runner, testbed
+from rmapbench import profiles, runner, testbed, workloads
 from rmapbench import store
 from rmapbench.experiments import Experiment
 from rmapbench.testbed import HOST, ICOUNT
@@ -284,3 +284,19 @@ def test_icount_rr_boots_several_vcpus_with_the_backports_qemu(
     boot = replace(boot, clock=ICOUNT, smp=1)
     cmd = qemu.command(boot, kernel, tmp_path / "initrd", "kvm", None)
     assert cmd[0].endswith("qemu-system-x86_64") and "/q/" not in cmd[0]
+
+
+def test_the_check_boot_goes_to_the_point_the_verdict_stands_on():
+    # collapse-khugepaged sweeps holes 0 and 64 and its mode stands on
+    # holes=0: a seed that moves that ratio must be seen, so the check
+    # boot goes there, not to the middle of the sweep (holes=64)
+    exp = next(e for e in workloads.experiments()
+               if e.name == "collapse-khugepaged")
+    points = experiments.sweep_points(exp, [profiles.Target("distro",
+                                                            "x86_64")])
+    decided = repetitions.decisions(points, [], STACKS, None)
+    got = {dict(p.config.params)["holes"]: decided[p].boots for p in points}
+    assert got == {0: 2, 64: 1}
+    # an experiment that is none of its mode's main ones: the middle
+    points, decided = decide(ZRAM, [])
+    assert [decided[p].boots for p in points] == [1, 2, 1]
