@@ -19,8 +19,9 @@
  * data, and the data stay locked too until every process is up; then
  * they are unlocked and their young bits cleared (/proc/self/clear_refs):
  * the family is idle, and the data are all reclaim may take from it.  Then a
- * balloon child of the supervisor mlocks MemAvailable, then more until
- * push_pct % of the data's pages have been swapped out.  The
+ * balloon child of the supervisor mlocks memory until the first
+ * swap-out (at most MemAvailable), then more until push_pct % of the
+ * data's pages have been swapped out since it began.  The
  * counters over that phase are divided by the data pages it reclaimed
  * (swap entries in their owners' ptes afterwards).  The balloon goes,
  * and every process verifies its data (its owner counts the swap

@@ -11,8 +11,8 @@
  *                  every 10 ms at its default pages_to_scan; every worker
  *                  madvises its data MADV_HUGEPAGE (which enters its mm
  *                  on khugepaged's list), and the parent polls
- *                  thp_collapse_alloc until every 2 MB of data is
- *                  collapsed or limit_s passes: THPs collapsed per
+ *                  AnonHugePages every millisecond until it has grown
+ *                  by all the data or limit_s passes: THPs made per
  *                  second of guest time, khugepaged's full scans and CPU.
  *                  anon_vma passes over a vma never faulted (no
  *                  anon_vma), anonmm scans it (kernels/anonmm 0026: any
@@ -27,10 +27,11 @@
  * Memory is compacted just before the word: a collapse allocates its THP
  * on the node of its pages alone, and a failed allocation sleeps
  * alloc_sleep_millisecs.  Then every worker verifies its data, and THP's
- * settings are put back as they were.  On a host (no /proc/rmapbench)
- * the THP settings are left alone and nothing is timed: the workers map,
+ * settings are put back as they were (at exit too).  On a host (no
+ * /proc/rmapbench) the THP settings are left alone: the workers map,
  * fill (madvise: collapse with the host's MADV_COLLAPSE, where it has
- * one) and verify.  One "summary" line.
+ * one) and verify, and only the time to their reports is taken.  One
+ * "summary" line.
  */
 #define _GNU_SOURCE
 #include "lib/rmb.h"
@@ -49,7 +50,7 @@
 #define THP "/sys/kernel/mm/transparent_hugepage/"
 #define KHUGEPAGED THP "khugepaged/"
 #define HUGE_SIZE ((size_t)2 << 20)
-#define POLL_US 10000
+#define POLL_US 1000
 /* a worker's report that its part is done: its MADV_COLLAPSEs that
  * worked (mode=madvise), or its MADV_HUGEPAGE */
 #define REP_COLLAPSED 3
@@ -63,7 +64,7 @@ static struct rmb_param params[] = {
 	{ .key = "mb", .def = 8, .min = 2, .max = 1 << 16,
 	  .help = "MB of data of each worker, in whole 2 MB" },
 	{ .key = "holes", .modes = "khugepaged", .def = 0, .min = 0,
-	  .max = 1 << 16,
+	  .max = 16384,
 	  .help = "2 MB vmas each worker maps and never touches" },
 	{ .key = "limit_s", .modes = "khugepaged", .def = 120, .min = 1,
 	  .max = 3600,
@@ -96,6 +97,9 @@ static struct knob knobs[] = {
 
 enum { K_ENABLED, K_SCAN_SLEEP, K_ALLOC_SLEEP, NKNOBS };
 
+static int knobs_saved;		/* knobs[].old hold what to put back */
+static void knobs_restore(void);
+
 static void knob_set(int k, const char *value)
 {
 	if (rmb_write_file(knobs[k].path, value) != 0)
@@ -125,12 +129,21 @@ static void knobs_save(void)
 		buf[strcspn(buf, "\n")] = '\0';
 		snprintf(knobs[k].old, sizeof(knobs[k].old), "%s", buf);
 	}
+	knobs_saved = 1;
+	atexit(knobs_restore);
 }
 
+/* At exit too (atexit), so that a run that dies leaves THP as it was:
+ * once, and without dying on a failed write. */
 static void knobs_restore(void)
 {
+	if (!knobs_saved)
+		return;
+	knobs_saved = 0;
 	for (int k = NKNOBS - 1; k >= 0; k--)
-		knob_set(k, knobs[k].old);
+		if (rmb_write_file(knobs[k].path, knobs[k].old) != 0)
+			rmb_error("restoring %s to '%s': %s", knobs[k].path,
+				  knobs[k].old, strerror(errno));
 }
 
 /* ---- a worker ----------------------------------------------------------- */
@@ -216,8 +229,9 @@ struct result {
 	struct rmb_report ready, collapsed, done;
 	struct rmb_snap s_go, s_end;
 	uint64_t ns;		/* from the word to the last collapse */
-	long long full_scans, pages_collapsed, cpu_ns, huge_kb;
-	int got_done, abnormal, timed_out;
+	long long full_scans, pages_collapsed, cpu_ns;
+	long long huge_go_kb, huge_kb;	/* AnonHugePages at the word, after */
+	int got_collapsed, got_done, abnormal, timed_out;
 };
 
 /* khugepaged's own counters (0 where absent: a host) */
@@ -231,20 +245,20 @@ static long long khugepaged_number(const char *name)
 	return v < 0 ? 0 : v;
 }
 
-/* Until thp_collapse_alloc has grown by want since the word (at t0),
- * or limit_s: 0, or -1. */
-static int wait_collapsed(long long want, struct result *r, uint64_t t0)
+/* Until AnonHugePages has grown by want_kb since the word (at t0), or
+ * limit_s: 0, or -1; r->ns the time to then. */
+static int wait_collapsed(long long want_kb, struct result *r, uint64_t t0)
 {
-	long long base = r->s_go.ctr[RMB_C_THP_COLLAPSE];
 	uint64_t limit = (uint64_t)rmb_arg("limit_s") * 1000000000ULL;
+	int late = 0;
 
-	while (rmb_vmstat("thp_collapse_alloc") - base < want) {
-		if (rmb_now_ns() - t0 > limit)
-			return -1;
+	while (rmb_meminfo_kb("AnonHugePages") - r->huge_go_kb < want_kb &&
+	       !late) {
 		usleep(POLL_US);
+		late = rmb_now_ns() - t0 > limit;
 	}
 	r->ns = rmb_now_ns() - t0;
-	return 0;
+	return late ? -1 : 0;
 }
 
 static void collapse(struct rmb_family *f, const struct plan *p,
@@ -252,7 +266,8 @@ static void collapse(struct rmb_family *f, const struct plan *p,
 {
 	long long scans = khugepaged_number("full_scans");
 	long long pages = khugepaged_number("pages_collapsed");
-	long long want = (long long)p->huge * p->w;
+	long long want_kb = (long long)p->huge * p->w * (HUGE_SIZE >> 10);
+	long long cpu0 = 0;
 	uint64_t t0;
 
 	/* free 2 MB blocks on the data's node: a collapse allocates its
@@ -263,19 +278,22 @@ static void collapse(struct rmb_family *f, const struct plan *p,
 		knob_set(K_SCAN_SLEEP, "10");
 		knob_set(K_ALLOC_SLEEP, "10");
 		knob_set(K_ENABLED, "always");
+		cpu0 = rmb_kthread_cpu_ns("khugepaged");
 	}
+	r->huge_go_kb = rmb_meminfo_kb("AnonHugePages");
 	rmb_snap_take(&r->s_go);
 	t0 = rmb_now_ns();
 	rmb_family_go(f);
-	rmb_family_collect(f, REP_COLLAPSED, p->w, &r->collapsed);
-	if (p->guest && !p->madv)
-		r->timed_out = wait_collapsed(want, r, t0) != 0;
+	r->got_collapsed = rmb_family_collect(f, REP_COLLAPSED, p->w,
+					      &r->collapsed);
+	if (p->guest && !p->madv && r->got_collapsed == p->w)
+		r->timed_out = wait_collapsed(want_kb, r, t0) != 0;
 	else
 		r->ns = rmb_now_ns() - t0;
 	rmb_snap_take(&r->s_end);
 	r->full_scans = khugepaged_number("full_scans") - scans;
 	r->pages_collapsed = khugepaged_number("pages_collapsed") - pages;
-	r->cpu_ns = p->madv ? 0 : rmb_kthread_cpu_ns("khugepaged");
+	r->cpu_ns = p->madv ? 0 : rmb_kthread_cpu_ns("khugepaged") - cpu0;
 	r->huge_kb = rmb_meminfo_kb("AnonHugePages");
 }
 
@@ -283,13 +301,18 @@ static void report(const struct plan *p, const struct result *r)
 {
 	struct rmb_snap d;
 	struct rmb_json j;
-	long long thps = r->s_end.ctr[RMB_C_THP_COLLAPSE] -
-		r->s_go.ctr[RMB_C_THP_COLLAPSE];
+	/* THPs made: AnonHugePages' growth (every process's, as the
+	 * collapse counters are) */
+	long long thps = (r->huge_kb - r->huge_go_kb) /
+		(long long)(HUGE_SIZE >> 10);
 
 	rmb_snap_delta(&d, &r->s_go, &r->s_end);
 	rmb_result_begin(&j, "summary");
 	rmb_json_int(&j, "data_thp_count", (long long)p->huge * p->w);
 	rmb_json_int(&j, "collapsed_count", thps);
+	rmb_json_int(&j, "collapse_alloc_count",
+		     r->s_end.ctr[RMB_C_THP_COLLAPSE] -
+		     r->s_go.ctr[RMB_C_THP_COLLAPSE]);
 	rmb_json_int(&j, "anon_huge_kb", r->huge_kb);
 	rmb_json_int(&j, "timed_out_count", r->timed_out);
 	rmb_json_int(&j, "elapsed_ns", (long long)r->ns);
@@ -309,6 +332,9 @@ static void report(const struct plan *p, const struct result *r)
 static void plan_make(struct plan *p)
 {
 	p->w = (int)rmb_arg("W");
+	if (rmb_arg("mb") % 2)
+		rmb_die(RMB_EXIT_USAGE, "mb=%lld: whole 2 MB only (a THP "
+			"each)", rmb_arg("mb"));
 	p->huge = (size_t)rmb_arg("mb") / 2;
 	p->pages = p->huge * (HUGE_SIZE / rmb_page);
 	p->holes = (int)rmb_arg("holes");
@@ -357,10 +383,9 @@ int main(int argc, char **argv)
 	if (r.got_done < p.w)
 		rmb_family_kill(&f);
 	r.abnormal = rmb_family_finish(&f);
-	if (p.guest)
-		knobs_restore();
+	knobs_restore();
 	report(&p, &r);
-	if (r.got_done < p.w || r.abnormal)
+	if (r.got_collapsed < p.w || r.got_done < p.w || r.abnormal)
 		rmb_error("%d of %d workers reported, %d ended abnormally",
 			  r.got_done, p.w, r.abnormal);
 	if (r.timed_out)
@@ -368,5 +393,6 @@ int main(int argc, char **argv)
 			  rmb_arg("limit_s"));
 	return rmb_check_mismatch(r.done.mismatch_pages,
 				  r.done.checked_pages, "the workers") ||
-		r.got_done < p.w || r.abnormal || r.timed_out;
+		r.got_collapsed < p.w || r.got_done < p.w || r.abnormal ||
+		r.timed_out;
 }

@@ -8,7 +8,7 @@ apart and never become numbers.  Per metric and configuration: each
 lane's Summary, and the anonmm/anon_vma Comparison (each variant lane's
 against the same anon_vma records).  A deterministic count of a
 configuration whose exactness the run checked (repetitions.py: one
-boot per point, a second at the middle point) is exact with n = 1 too;
+boot per point, a second at the check point) is exact with n = 1 too;
 so is every metric, timed ones included, of a configuration whose boots
 replay exactly and whose check point moved by no more than
 SEED_TOLERANCE with another seed (store.REPEATS).

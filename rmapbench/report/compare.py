@@ -19,8 +19,9 @@ SUMMARY_HEADER = ["workload/mode", "arch", "metric", "configuration",
                   f"{BASE} mean", f"{NEW} mean", RATIO, "mark", "winner"]
 LEGEND = ("Cells: median / mean ± 95% CI half-width (n); `exact`: every "
           "repetition gave the same count (with n=1: one boot of a "
-          "configuration whose experiment checked, at its middle "
-          "configuration, that a second boot with another seed agrees: "
+          "configuration whose experiment checked, at its check "
+          "configuration (the one its verdict stands on, else the middle "
+          "one), that a second boot with another seed agrees: "
           "on the counts, or, for boots that replay exactly, on every "
           f"compared metric within {SEED_TOLERANCE:.1%}).  "
           "Configurations name "

@@ -53,13 +53,14 @@ def policy_text(point: dict) -> str:
         return f"fixed by --reps at {start}"
     if kind == store.EXACT:
         return ("exact counts only: one boot per configuration and stack, "
-                "a second at the middle configuration checks that they "
-                "repeat")
+                "a second at the check configuration (the standing or the "
+                "middle one) checks that they repeat")
     if kind == store.REPEATS:
         return ("boots that repeat exactly (an instruction-counting clock "
                 "and no disk): one boot per configuration and stack, a "
-                "second at the middle configuration checks that every "
-                "metric repeats, timings included")
+                "second at the check configuration (the standing or the "
+                "middle one) checks that every metric repeats, timings "
+                "included")
     return (f"timed: {start} boots per configuration and stack, then one "
             f"more at a time while the 95% interval of a timed metric's "
             f"{testbed.NEW}/{testbed.BASE} ratio reaches beyond "
