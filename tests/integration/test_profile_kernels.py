@@ -119,3 +119,35 @@ def test_the_swap_family_on_small_nodes_ends_on_both_stacks(tmp_path):
     assert done, "every boot ended out of memory: the test saw no run"
     assert all(r["metrics"]["verify_mismatch_pages"] == 0 and
                r["metrics"]["verified_pages"] > 0 for r in done)
+
+
+# rmb-collapse in the guests it measures: every 2 MB of every worker's
+# data ends as a THP, by khugepaged (with and without never-faulted vmas
+# beside it) and by MADV_COLLAPSE, and every page verifies.
+COLLAPSE = [["--mode", "khugepaged", "--param", "holes=0,4"],
+            ["--mode", "madvise"]]
+
+
+@pytest.mark.parametrize("mode", COLLAPSE, ids=["khugepaged", "madvise"])
+def test_collapse_makes_every_thp_on_both_stacks(mode, tmp_path):
+    target = profiles.targets(["distro"], ["x86_64"])[0]
+    for stack in testbed.stack_names():
+        require(stack, target)
+    res = subprocess.run(
+        [sys.executable, str(REPO / "harness.py"), "run", "--workload",
+         "collapse", *mode, "--param", "W=2", "--param", "mb=4",
+         "--mem", "512", "--clock", "icount", "--setting", "zram",
+         "--profile", "distro", "--arch", "x86_64", "--reps", "1",
+         "--timeout", "120", "--no-report", "--run-id", "c"],
+        capture_output=True, text=True,
+        env={**os.environ, "RMAPBENCH_RESULTS": str(tmp_path)})
+    lines = (tmp_path / "c" / "records.jsonl").read_text().splitlines()
+    recs = [json.loads(line) for line in lines]
+    assert recs and not [r["failure"] for r in recs if r["failed"]], \
+        res.stdout
+    for r in recs:
+        m = r["metrics"]
+        # AnonHugePages' growth: every process's THPs, the data's among
+        # them
+        assert m["collapsed_count"] >= m["data_thp_count"] == 4, r["boot"]
+        assert m["verify_mismatch_pages"] == 0 and m["verified_pages"] > 0
